@@ -1,0 +1,1 @@
+//! libcranecl.so: the OpenCL C ABI.

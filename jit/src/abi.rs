@@ -1,0 +1,53 @@
+//! The calling convention between generated kernel code and the runtime.
+//!
+//! This is the only contract between `jit` and `runtime`: the runtime fills these
+//! `#[repr(C)]` structures and calls a kernel's entry once per work-group; the generated
+//! code runs every sub-group of that work-group (and every barrier region) itself.
+//! Nothing here may depend on OpenCL handles.
+
+/// Constants of one ND-range launch, shared by all of its work-groups.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NdRangeInfo {
+    /// 1, 2 or 3.
+    pub work_dim: u32,
+    pub _pad: u32,
+    /// `get_global_offset(d)`.
+    pub global_offset: [u64; 3],
+    /// `get_global_size(d)`; unused dimensions are 1.
+    pub global_size: [u64; 3],
+    /// `get_enqueued_local_size(d)`: the uniform work-group size; unused dimensions are 1.
+    pub enqueued_local_size: [u64; 3],
+    /// `get_num_groups(d)`, counting the ragged last group.
+    pub num_groups: [u64; 3],
+}
+
+/// What one call of a kernel entry needs to know about its work-group.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct WorkGroupState {
+    /// The launch this work-group belongs to.
+    pub ndrange: *const NdRangeInfo,
+    /// `get_group_id(d)`.
+    pub group_id: [u64; 3],
+    /// `get_local_size(d)`: the real size of this group, smaller than the enqueued size
+    /// for the last group of a ragged ND-range.
+    pub local_size: [u64; 3],
+    /// This worker's `__local` block, 64-byte aligned. Kernel-scope `__local` variables
+    /// live at offsets `0..KernelInfo::static_local_bytes`; `__local` pointer arguments
+    /// point further into the same block (the runtime writes those pointers into the
+    /// argument block).
+    pub local_mem: *mut u8,
+    /// This worker's scratch area, 64-byte aligned, at least
+    /// `KernelInfo::scratch_bytes(local_size)` bytes: values and private arrays that live
+    /// across a barrier, kept per sub-group. Contents are undefined on entry.
+    pub scratch: *mut u8,
+}
+
+/// The native signature of a compiled kernel: run one whole work-group.
+///
+/// `args` points at the argument block laid out by [`crate::KernelArg::offset`]: global and
+/// constant buffers as a raw device pointer (8 bytes, may be null), `__local` arguments
+/// as a pointer into `WorkGroupState::local_mem`, values (scalars, vectors, structs)
+/// by value in their SPIR-V layout.
+pub type KernelEntryFn = unsafe extern "C" fn(args: *const u8, wg: *const WorkGroupState);
