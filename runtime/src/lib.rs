@@ -8,3 +8,4 @@
 
 pub mod build;
 pub mod exec;
+pub mod features;
