@@ -293,6 +293,9 @@ pub fn find_platform() -> cl_platform_id {
         for p in list {
             let name = platform_info_string(p, CL_PLATFORM_NAME).unwrap_or_else(|e| e.to_string());
             if name.to_lowercase().contains(&wanted) {
+                // Enumerate devices once before tests run in parallel: some drivers
+                // (PoCL 3.1) initialise their devices lazily and not thread-safely.
+                let _ = first_device(p);
                 return p as usize;
             }
             seen.push(name);
