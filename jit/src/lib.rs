@@ -9,6 +9,7 @@
 //! [`abi`] plus the metadata in [`KernelInfo`].
 
 pub mod abi;
+pub mod builtins;
 
 use std::fmt;
 use std::sync::Arc;

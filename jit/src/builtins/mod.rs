@@ -1,0 +1,165 @@
+//! Scalar implementations of the OpenCL.std extended instruction set.
+//!
+//! The code generator lowers an `OpExtInst` of the `OpenCL.std` set by looking up
+//! [`opencl_std`] for the instruction's opcode and element type, and calling the returned
+//! native function once per active lane (vectors are scalarised by the caller). Every
+//! function here is an `extern "C"` Rust function; [`all_symbols`] lists them so the JIT
+//! can register each by name (cranelift-jit would otherwise resolve unknown names with a
+//! global `dlsym`).
+//!
+//! Calling convention, for the code generator:
+//! - integers are passed and returned at their width (`I8`..`I64`); the Rust side declares
+//!   8- and 16-bit parameters as *signed* (`signext`), so calls should mark `I8`/`I16`
+//!   parameters and results with `.sext()`. Signedness of the operation comes from the
+//!   opcode (`s_max` vs `u_max`), never from the parameter type;
+//! - floats are `f32`/`f64`;
+//! - [`Scalar::Ptr`] is an address (`i64`) of a private or global out-parameter, written
+//!   once with the element type the OpenCL C signature gives (`int*` for frexp/remquo/
+//!   lgamma_r, the float type for modf/fract/sincos).
+//!
+//! This module does not generate code and knows nothing of lanes or masks; vector-only
+//! instructions (`vloadn`, `shuffle`, `printf`, `prefetch`, `cross`, `select`, ...) are
+//! the code generator's business and are absent from the table.
+
+mod float;
+mod fp;
+mod int;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use rspirv::spirv::OpenclStd100Op as ClOp;
+
+/// Element types of built-in parameters/results. `Ptr` is a private/global address (i64) for
+/// out-parameters (frexp, modf, sincos, remquo, lgamma_r, fract).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+    Ptr,
+}
+
+impl Scalar {
+    /// Size of a value of this type in bytes (8 for `Ptr`).
+    pub fn bytes(self) -> u32 {
+        match self {
+            Scalar::I8 => 1,
+            Scalar::I16 => 2,
+            Scalar::I32 | Scalar::F32 => 4,
+            Scalar::I64 | Scalar::F64 | Scalar::Ptr => 8,
+        }
+    }
+}
+
+/// A native scalar implementation, called once per active lane by generated code.
+#[derive(Clone, Copy, Debug)]
+pub struct NativeFn {
+    /// Unique name to declare the function under in the JIT module (prefixed `cranecl_`).
+    pub symbol: &'static str,
+    /// Address of the `extern "C"` function.
+    pub addr: *const u8,
+    /// Parameter types, in call order.
+    pub params: &'static [Scalar],
+    /// Result type.
+    pub ret: Scalar,
+}
+
+// SAFETY: `addr` is the address of a plain `extern "C"` function of this crate: immutable
+// code that lives for the whole program, so sharing or sending it between threads is sound.
+unsafe impl Send for NativeFn {}
+// SAFETY: as above; `NativeFn` holds no interior mutability.
+unsafe impl Sync for NativeFn {}
+
+/// Scalar implementation of OpenCL.std ext-inst `opcode` (the numbering of the SPIR-V
+/// OpenCL.std extended instruction set) for element type `ty` (the result's element type; for
+/// integer ops signedness comes from the opcode, e.g. s_max vs u_max; ILogb/ldexp/pown/rootn/
+/// frexp etc. take an i32 param; relational ops like isnan are not in OpenCL.std).
+///
+/// Keying details:
+/// - `ilogb` returns `I32` for both float types, so it is keyed by its *operand* type
+///   (`F32`/`F64`);
+/// - `s_upsample`/`u_upsample` are keyed by their result (twice the operand width);
+/// - `nan` takes `I32` for `F32` and `I64` for `F64`;
+/// - `mad24`/`mul24` exist for `I32` only; `half_*`/`native_*` exist for `F32` and `F64`
+///   (they share the full-precision implementations);
+/// - geometric ops (`length`, `distance`, `normalize`, `fast_*`) are provided for
+///   scalar operands only;
+/// - `bitselect` exists for every integer and float type; `select` is not provided
+///   (its scalar and vector semantics differ: the code generator owns it).
+pub fn opencl_std(opcode: u32, ty: Scalar) -> Option<NativeFn> {
+    table().map.get(&(opcode, ty)).copied()
+}
+
+/// Every symbol, to register with the JIT builder (cranelift_jit::JITBuilder::symbol).
+pub fn all_symbols() -> Vec<(&'static str, *const u8)> {
+    table().symbols.clone()
+}
+
+/// The lookup table, built once.
+struct Table {
+    map: HashMap<(u32, Scalar), NativeFn>,
+    /// Distinct symbols in registration order.
+    symbols: Vec<(&'static str, *const u8)>,
+}
+
+// SAFETY: the raw pointers in `symbols` are addresses of `extern "C"` functions (see
+// `NativeFn`); the table is immutable once built.
+unsafe impl Send for Table {}
+// SAFETY: as above.
+unsafe impl Sync for Table {}
+
+/// Collects table entries; used by the submodules' `register` functions.
+pub(crate) struct Registry {
+    map: HashMap<(u32, Scalar), NativeFn>,
+    symbols: Vec<(&'static str, *const u8)>,
+    seen: HashMap<&'static str, *const u8>,
+}
+
+impl Registry {
+    /// Registers `f` as the implementation of `op` for key type `key`.
+    ///
+    /// Panics (at first use of the table, in every test run) if the key is registered
+    /// twice or a symbol names two different functions: both are bugs of this module.
+    pub(crate) fn add(&mut self, op: ClOp, key: Scalar, f: NativeFn) {
+        let previous = self.map.insert((op as u32, key), f);
+        assert!(previous.is_none(), "builtin {op:?} for {key:?} registered twice");
+        match self.seen.get(f.symbol) {
+            Some(&addr) => {
+                assert!(addr == f.addr, "symbol {} names two functions", f.symbol);
+            }
+            None => {
+                self.seen.insert(f.symbol, f.addr);
+                self.symbols.push((f.symbol, f.addr));
+            }
+        }
+    }
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut r = Registry { map: HashMap::new(), symbols: Vec::new(), seen: HashMap::new() };
+        int::register(&mut r);
+        float::register(&mut r);
+        Table { map: r.map, symbols: r.symbols }
+    })
+}
+
+/// Builds a [`NativeFn`] for function path `$f` under symbol `cranecl_$name`.
+macro_rules! native {
+    ($name:expr, $f:path, [$($p:ident),*] -> $r:ident) => {
+        $crate::builtins::NativeFn {
+            symbol: concat!("cranecl_", $name),
+            addr: $f as *const u8,
+            params: &[$($crate::builtins::Scalar::$p),*],
+            ret: $crate::builtins::Scalar::$r,
+        }
+    };
+}
+pub(crate) use native;
