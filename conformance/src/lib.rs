@@ -869,3 +869,51 @@ impl TestRng {
         (0..n).map(|_| f(self)).collect()
     }
 }
+
+/// Distance in units in the last place between two floats (0 if both are NaN).
+pub fn ulp_distance_f32(a: f32, b: f32) -> u64 {
+    if a.is_nan() && b.is_nan() || a == b {
+        return 0;
+    }
+    if a.is_nan() || b.is_nan() {
+        return u64::MAX;
+    }
+    let key = |x: f32| -> i64 {
+        let bits = x.to_bits() as i32;
+        (if bits < 0 { i32::MIN.wrapping_sub(bits) } else { bits }) as i64
+    };
+    (key(a) - key(b)).unsigned_abs()
+}
+
+/// Distance in units in the last place between two doubles (0 if both are NaN).
+pub fn ulp_distance_f64(a: f64, b: f64) -> u64 {
+    if a.is_nan() && b.is_nan() || a == b {
+        return 0;
+    }
+    if a.is_nan() || b.is_nan() {
+        return u64::MAX;
+    }
+    let key = |x: f64| -> i128 {
+        let bits = x.to_bits() as i64;
+        (if bits < 0 { i64::MIN.wrapping_sub(bits) } else { bits }) as i128
+    };
+    u64::try_from((key(a) - key(b)).unsigned_abs()).unwrap_or(u64::MAX)
+}
+
+/// Builds `source`, runs kernel `name` over `global` work-items with `args` (buffers
+/// in order), and returns nothing; results are read from the buffers by the caller.
+pub fn run_with_buffers(
+    ctx: &DeviceContext,
+    source: &str,
+    options: &str,
+    name: &str,
+    args: &[&Buffer],
+    global: &[usize],
+    local: Option<&[usize]>,
+) {
+    let kernel = ctx.kernel(source, options, name);
+    for (i, b) in args.iter().enumerate() {
+        kernel.arg_buffer(i as u32, b);
+    }
+    ctx.run(&kernel, global, local);
+}
