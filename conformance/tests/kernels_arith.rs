@@ -448,6 +448,8 @@ kernel void k(global const float* a, global const int* b, global int* oi, global
         assert_eq!(gf[k * 3 + 1].to_bits(), (((m as u32 as u64) << 20) as f32).to_bits(), "convert_float(ulong)");
         assert_eq!(gf[k * 3 + 2].to_bits(), ((m as i64 * 1000003) as f32).to_bits(), "(float)long");
         assert_eq!(gu[k * 3], m as u32, "(uint){m}");
+        // OpenCL C 6.4.3.3: saturated conversions turn NaN into 0 (the Intel CPU
+        // runtime gives UINT_MAX here; PoCL follows the spec).
         let sat_u = if xd.is_nan() { 0 } else { xd.trunc().clamp(0.0, u32::MAX as f64) as u32 };
         assert_eq!(gu[k * 3 + 1], sat_u, "convert_uint_sat({x})");
         assert_eq!(gu[k * 3 + 2], ((m as i64 as u64) >> 32) as u32, "sign extension of {m}");
