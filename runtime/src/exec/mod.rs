@@ -6,6 +6,17 @@
 //! - [`run_ndrange`] executes every work-group of a launch and returns when all are
 //!   done; it may be called from a pool worker (the caller takes work-groups too).
 //! - [`choose_local_size`] picks a work-group size when the application passes NULL.
+//!
+//! Parts: `pool` (the workers and their queue), `ndrange` (the work-group hand-out),
+//! `local_size` (the NULL-local-size chooser), `memory` (per-thread aligned blocks).
+
+mod local_size;
+mod memory;
+mod ndrange;
+mod pool;
+
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
@@ -42,21 +53,44 @@ pub struct Launch {
 
 /// Runs every work-group of `launch` on the pool and returns when all are done.
 /// Callable from a pool worker: the caller takes work-groups as well.
+///
+/// # Panics
+/// If the launch is inconsistent or a work-group panics (see [`try_run_ndrange`],
+/// which reports both as an error instead).
 pub fn run_ndrange(launch: &Launch) {
-    let _ = launch;
-    unimplemented!("exec::run_ndrange")
+    if let Err(err) = try_run_ndrange(launch) {
+        panic!("cranecl: {err}");
+    }
 }
 
-/// Runs `task` on a pool worker (command bodies, callbacks).
+/// Like [`run_ndrange`], but reports an inconsistent launch
+/// ([`ExecError::InvalidLaunch`], nothing ran) or a panicking work-group
+/// ([`ExecError::Panicked`], the remaining groups were skipped) as an error.
+/// A global size of 0 in any used dimension runs nothing and succeeds.
+pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
+    ndrange::try_run_ndrange(launch)
+}
+
+pub use ndrange::{local_layout, ExecError, LOCAL_ARG_ALIGN};
+
+/// Runs `task` on a pool worker (command bodies, callbacks). A panicking task is
+/// reported on stderr and does not take its worker down.
+///
+/// Tasks should not block waiting for other pool tasks: with every worker blocked,
+/// queued tasks would wait forever (ND-ranges still progress, their callers run them).
 pub fn spawn(task: Box<dyn FnOnce() + Send + 'static>) {
-    let _ = task;
-    unimplemented!("exec::spawn")
+    pool::spawn(task);
 }
 
 /// Number of pool workers (`CRANECL_NUM_THREADS`, else one per core); reported as
 /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
 pub fn num_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    pool::num_workers()
+}
+
+/// Whether the calling thread is a pool worker.
+pub fn is_pool_worker() -> bool {
+    pool::is_worker()
 }
 
 /// The work-group size used when the application passes `local_work_size = NULL`:
@@ -68,6 +102,34 @@ pub fn choose_local_size(
     global_size: [usize; 3],
     max_work_group_size: usize,
 ) -> [usize; 3] {
-    let _ = (info, work_dim, global_size, max_work_group_size);
-    unimplemented!("exec::choose_local_size")
+    local_size::choose(
+        info,
+        work_dim,
+        global_size,
+        max_work_group_size,
+        num_workers(),
+        false,
+    )
+}
+
+/// [`choose_local_size`] with the choice of non-uniform work-groups: pass `true` for
+/// programs built as OpenCL C 2.0+ without `-cl-uniform-work-group-size`; a global size
+/// without a useful divisor (e.g. a large prime) then gets full sub-groups and a ragged
+/// last group instead of tiny uniform groups. [`choose_local_size`] never returns a
+/// size that leaves a ragged group.
+pub fn choose_local_size_non_uniform(
+    info: &KernelInfo,
+    work_dim: u32,
+    global_size: [usize; 3],
+    max_work_group_size: usize,
+    non_uniform_allowed: bool,
+) -> [usize; 3] {
+    local_size::choose(
+        info,
+        work_dim,
+        global_size,
+        max_work_group_size,
+        num_workers(),
+        non_uniform_allowed,
+    )
 }

@@ -1,0 +1,342 @@
+//! The ND-range scheduler: runs every work-group of one launch on the pool.
+//!
+//! A launch becomes an [`NdJob`]: an owned copy of what the work-groups need plus two
+//! atomic counters. Work-groups, numbered linearly (dimension 0 fastest), are handed
+//! out in chunks by `fetch_add` on the first counter; the second counts finished
+//! groups, and the thread that finishes the last one wakes the caller. The caller
+//! takes chunks too, so a launch always completes even when every pool worker is busy
+//! (or when the caller itself is a pool worker). Each participating thread copies the
+//! argument block once per launch into its own memory, patches the `__local` pointers
+//! to its own `__local` block and reuses its blocks across launches.
+//! This module must not validate OpenCL semantics (the queue does); it only refuses
+//! launches it cannot run safely.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cranecl_jit::{CompiledKernel, NdRangeInfo, WorkGroupState};
+use parking_lot::{Condvar, Mutex};
+
+use super::memory::{WorkerMemory, BLOCK_ALIGN};
+use super::pool::{self, Assist};
+use super::Launch;
+
+/// Alignment of each `__local` argument inside the `__local` block.
+pub const LOCAL_ARG_ALIGN: usize = 128;
+
+/// How long a caller whose chunks are done spins for helpers to finish theirs before
+/// it sleeps.
+const COMPLETION_SPIN: Duration = Duration::from_micros(30);
+
+/// Chunks per worker the hand-out aims for: enough for load balance, few enough that
+/// the shared counter is not contended.
+const CHUNKS_PER_WORKER: usize = 8;
+
+/// Why a launch did not run to completion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecError {
+    /// The launch is inconsistent (a bug of the caller; nothing ran).
+    InvalidLaunch(String),
+    /// Running a work-group panicked; the rest of the launch was skipped.
+    Panicked(String),
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::InvalidLaunch(msg) => write!(f, "invalid launch: {msg}"),
+            ExecError::Panicked(msg) => write!(f, "a work-group panicked: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+thread_local! {
+    static MEMORY: RefCell<WorkerMemory> = RefCell::new(WorkerMemory::default());
+}
+
+/// One launch in flight, shared by the caller and its helpers.
+pub(crate) struct NdJob {
+    kernel: Arc<CompiledKernel>,
+    args: Vec<u8>,
+    /// `(offset in the argument block, offset in the __local block)` per `__local` arg.
+    local_patches: Vec<(usize, usize)>,
+    /// Bytes of the `__local` block: static variables then the `__local` arguments.
+    local_bytes: usize,
+    scratch_bytes: usize,
+    info: NdRangeInfo,
+    /// Work-groups per dimension.
+    groups: [usize; 3],
+    enqueued: [usize; 3],
+    global: [usize; 3],
+    total: usize,
+    chunk: usize,
+    next: AtomicUsize,
+    done: AtomicUsize,
+    aborted: AtomicBool,
+    failure: Mutex<Option<String>>,
+    finished: Mutex<bool>,
+    finished_cv: Condvar,
+}
+
+/// The layout of the `__local` block for a kernel with `static_local_bytes` of
+/// kernel-scope variables and `__local` arguments of `sizes`: each argument's offset
+/// (128-byte aligned) and the total size.
+pub fn local_layout(
+    static_local_bytes: usize,
+    sizes: impl IntoIterator<Item = usize>,
+) -> (Vec<usize>, usize) {
+    let mut offset = static_local_bytes;
+    let mut offsets = Vec::new();
+    for size in sizes {
+        offset = offset.next_multiple_of(LOCAL_ARG_ALIGN);
+        offsets.push(offset);
+        offset = offset.saturating_add(size);
+    }
+    (offsets, offset)
+}
+
+impl NdJob {
+    /// Checks `launch` and builds the shared state; `Ok(None)` when there is nothing
+    /// to run (a zero global size).
+    fn new(launch: &Launch, workers: usize) -> Result<Option<NdJob>, ExecError> {
+        let nd = &launch.ndrange;
+        let dims = nd.work_dim as usize;
+        if !(1..=3).contains(&dims) {
+            return Err(ExecError::InvalidLaunch(format!(
+                "work_dim is {}, must be 1, 2 or 3",
+                nd.work_dim
+            )));
+        }
+        let mut offset = [0usize; 3];
+        let mut global = [1usize; 3];
+        let mut enqueued = [1usize; 3];
+        let mut groups = [1usize; 3];
+        for d in 0..dims {
+            if nd.global_size[d] == 0 {
+                return Ok(None);
+            }
+            if nd.local_size[d] == 0 {
+                return Err(ExecError::InvalidLaunch(format!(
+                    "local size of dimension {d} is 0"
+                )));
+            }
+            offset[d] = nd.global_offset[d];
+            global[d] = nd.global_size[d];
+            enqueued[d] = nd.local_size[d];
+            groups[d] = global[d].div_ceil(enqueued[d]);
+        }
+        let total = groups
+            .iter()
+            .try_fold(1usize, |acc, &g| acc.checked_mul(g))
+            .filter(|&t| t <= usize::MAX / 4)
+            .ok_or_else(|| ExecError::InvalidLaunch(format!("too many work-groups: {groups:?}")))?;
+        let local_items = enqueued
+            .iter()
+            .try_fold(1usize, |acc, &l| acc.checked_mul(l))
+            .ok_or_else(|| {
+                ExecError::InvalidLaunch(format!("local size {enqueued:?} overflows"))
+            })?;
+
+        let info = &launch.kernel.info;
+        if launch.args.len() < info.arg_block_size {
+            return Err(ExecError::InvalidLaunch(format!(
+                "argument block of kernel {} has {} bytes, the kernel needs {}",
+                info.name,
+                launch.args.len(),
+                info.arg_block_size
+            )));
+        }
+        let (local_offsets, local_bytes) = local_layout(
+            info.static_local_bytes,
+            launch.local_args.iter().map(|a| a.size),
+        );
+        let mut local_patches = Vec::with_capacity(launch.local_args.len());
+        for (arg, local_offset) in launch.local_args.iter().zip(local_offsets) {
+            if arg
+                .offset
+                .checked_add(8)
+                .is_none_or(|end| end > launch.args.len())
+            {
+                return Err(ExecError::InvalidLaunch(format!(
+                    "__local argument slot at offset {} lies outside the {}-byte argument block of kernel {}",
+                    arg.offset,
+                    launch.args.len(),
+                    info.name
+                )));
+            }
+            local_patches.push((arg.offset, local_offset));
+        }
+        let to_u64 = |a: [usize; 3]| a.map(|v| v as u64);
+        let ndinfo = NdRangeInfo {
+            work_dim: nd.work_dim,
+            _pad: 0,
+            global_offset: to_u64(offset),
+            global_size: to_u64(global),
+            enqueued_local_size: to_u64(enqueued),
+            num_groups: to_u64(groups),
+        };
+        let chunk = (total / (workers.max(1) * CHUNKS_PER_WORKER)).max(1);
+        Ok(Some(NdJob {
+            kernel: Arc::clone(&launch.kernel),
+            args: launch.args.clone(),
+            local_patches,
+            local_bytes,
+            scratch_bytes: info.scratch_bytes(local_items),
+            info: ndinfo,
+            groups,
+            enqueued,
+            global,
+            total,
+            chunk,
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            aborted: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            finished: Mutex::new(false),
+            finished_cv: Condvar::new(),
+        }))
+    }
+
+    fn chunks(&self) -> usize {
+        self.total.div_ceil(self.chunk)
+    }
+
+    /// Takes and runs chunks on the calling thread until none are left.
+    fn participate(&self) {
+        if self.next.load(Ordering::Relaxed) >= self.total {
+            return;
+        }
+        MEMORY.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut memory) => self.run_chunks(&mut memory),
+            // Only if a kernel launch is somehow nested on this thread: use fresh blocks.
+            Err(_) => self.run_chunks(&mut WorkerMemory::default()),
+        });
+    }
+
+    fn run_chunks(&self, memory: &mut WorkerMemory) {
+        let mut prepared: Option<(*const u8, *mut u8, *mut u8)> = None;
+        loop {
+            let start = self.next.fetch_add(self.chunk, Ordering::Relaxed);
+            if start >= self.total {
+                return;
+            }
+            let end = (start + self.chunk).min(self.total);
+            if !self.aborted.load(Ordering::Relaxed) {
+                let (args, local, scratch) = *prepared.get_or_insert_with(|| self.prepare(memory));
+                let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                    for index in start..end {
+                        self.run_group(index, args, local, scratch);
+                    }
+                }));
+                if let Err(payload) = outcome {
+                    self.aborted.store(true, Ordering::Relaxed);
+                    let mut failure = self.failure.lock();
+                    failure.get_or_insert_with(|| pool::panic_message(payload.as_ref()));
+                }
+            }
+            self.complete(end - start);
+        }
+    }
+
+    /// Sizes this thread's blocks for the launch and makes its argument copy.
+    fn prepare(&self, memory: &mut WorkerMemory) -> (*const u8, *mut u8, *mut u8) {
+        let local = memory.local.reserve(self.local_bytes);
+        let scratch = memory.scratch.reserve(self.scratch_bytes);
+        let args = memory.args.fill_from(&self.args);
+        for &(arg_offset, local_offset) in &self.local_patches {
+            let pointer = local.wrapping_add(local_offset) as u64;
+            // SAFETY: NdJob::new checked `arg_offset + 8 <= args.len()`, and the copy
+            // holds `args.len()` bytes; the slot may be unaligned.
+            unsafe { args.add(arg_offset).cast::<u64>().write_unaligned(pointer) };
+        }
+        debug_assert_eq!(local as usize % BLOCK_ALIGN, 0);
+        (args, local, scratch)
+    }
+
+    fn run_group(&self, index: usize, args: *const u8, local: *mut u8, scratch: *mut u8) {
+        let mut group_id = [0u64; 3];
+        let mut local_size = [1u64; 3];
+        let mut rest = index;
+        for d in 0..3 {
+            let g = rest % self.groups[d];
+            rest /= self.groups[d];
+            group_id[d] = g as u64;
+            let first = g * self.enqueued[d];
+            local_size[d] = self.enqueued[d].min(self.global[d] - first) as u64;
+        }
+        let wg = WorkGroupState {
+            ndrange: &self.info,
+            group_id,
+            local_size,
+            local_mem: local,
+            scratch,
+        };
+        // SAFETY: `args` is this thread's copy of an argument block the queue built for
+        // this kernel (size checked in NdJob::new) with its __local pointers patched to
+        // this thread's __local block of `local_bytes`; the scratch block holds
+        // `scratch_bytes(enqueued local size)`, enough for every (possibly smaller) group;
+        // `wg.ndrange` points at `self.info`, alive for the call.
+        unsafe { self.kernel.run_work_group(args, &wg) };
+    }
+
+    fn complete(&self, groups: usize) {
+        let before = self.done.fetch_add(groups, Ordering::AcqRel);
+        if before + groups == self.total {
+            let mut finished = self.finished.lock();
+            *finished = true;
+            self.finished_cv.notify_all();
+        }
+    }
+
+    /// Blocks until every group has finished: a short spin, then sleep.
+    fn wait(&self) {
+        let spin_until = Instant::now() + COMPLETION_SPIN;
+        while self.done.load(Ordering::Acquire) < self.total {
+            if Instant::now() >= spin_until {
+                let mut finished = self.finished.lock();
+                while !*finished {
+                    self.finished_cv.wait(&mut finished);
+                }
+                return;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+impl Assist for NdJob {
+    fn assist(&self) {
+        self.participate();
+    }
+}
+
+/// Runs every work-group of `launch`; see [`super::run_ndrange`].
+pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
+    let workers = pool::num_workers();
+    let Some(job) = NdJob::new(launch, workers)? else {
+        return Ok(());
+    };
+    let helpers = workers.saturating_sub(1).min(job.chunks() - 1);
+    let job = Arc::new(job);
+    let shared: Arc<dyn Assist> = job.clone();
+    pool::invite(&shared, helpers);
+    job.participate();
+    if helpers > 0 {
+        pool::withdraw(&shared);
+    }
+    job.wait();
+    let failure = job.failure.lock().take();
+    match failure {
+        Some(message) => Err(ExecError::Panicked(format!(
+            "kernel {}: {message}",
+            job.kernel.info.name
+        ))),
+        None => Ok(()),
+    }
+}
