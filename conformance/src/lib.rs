@@ -61,7 +61,13 @@ pub struct ClError {
 
 impl fmt::Display for ClError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed with {} ({})", self.call, error_name(self.code), self.code)
+        write!(
+            f,
+            "{} failed with {} ({})",
+            self.call,
+            error_name(self.code),
+            self.code
+        )
     }
 }
 
@@ -75,7 +81,10 @@ pub fn check(code: cl_int, call: impl Into<String>) -> ClResult<()> {
     if code == CL_SUCCESS as cl_int {
         Ok(())
     } else {
-        Err(ClError { code, call: call.into() })
+        Err(ClError {
+            code,
+            call: call.into(),
+        })
     }
 }
 
@@ -175,7 +184,12 @@ pub fn as_bytes<T: Pod>(data: &[T]) -> &[u8] {
 /// Copies bytes into a vector of Pod values; panics if the length is not a multiple.
 pub fn from_bytes<T: Pod>(bytes: &[u8]) -> Vec<T> {
     let size = std::mem::size_of::<T>();
-    assert_eq!(bytes.len() % size, 0, "{} bytes is not a whole number of {size}-byte values", bytes.len());
+    assert_eq!(
+        bytes.len() % size,
+        0,
+        "{} bytes is not a whole number of {size}-byte values",
+        bytes.len()
+    );
     let mut out = vec![T::default(); bytes.len() / size];
     // SAFETY: `out` has exactly bytes.len() bytes of storage; T accepts any bit pattern.
     unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), bytes.len()) };
@@ -188,19 +202,35 @@ pub fn query_bytes(
     mut query: impl FnMut(usize, *mut c_void, *mut usize) -> cl_int,
 ) -> ClResult<Vec<u8>> {
     let mut size = 0usize;
-    check(query(0, ptr::null_mut(), &mut size), format!("{call} (size)"))?;
+    check(
+        query(0, ptr::null_mut(), &mut size),
+        format!("{call} (size)"),
+    )?;
     let mut bytes = vec![0u8; size];
     let mut size_again = 0usize;
-    check(query(size, bytes.as_mut_ptr().cast(), &mut size_again), call.to_string())?;
-    assert_eq!(size, size_again, "{call}: size changed between the two queries");
+    check(
+        query(size, bytes.as_mut_ptr().cast(), &mut size_again),
+        call.to_string(),
+    )?;
+    assert_eq!(
+        size, size_again,
+        "{call}: size changed between the two queries"
+    );
     Ok(bytes)
 }
 
 /// Decodes a NUL-terminated info string; panics if the terminator is missing.
 pub fn bytes_to_string(call: &str, bytes: &[u8]) -> String {
-    assert_eq!(bytes.last(), Some(&0), "{call}: string not NUL-terminated: {bytes:?}");
+    assert_eq!(
+        bytes.last(),
+        Some(&0),
+        "{call}: string not NUL-terminated: {bytes:?}"
+    );
     let body = &bytes[..bytes.len() - 1];
-    assert!(!body.contains(&0), "{call}: string contains an embedded NUL: {bytes:?}");
+    assert!(
+        !body.contains(&0),
+        "{call}: string contains an embedded NUL: {bytes:?}"
+    );
     String::from_utf8_lossy(body).into_owned()
 }
 
@@ -232,7 +262,10 @@ pub fn platform_info_bytes(platform: cl_platform_id, param: cl_uint) -> ClResult
 /// `clGetPlatformInfo` for a string parameter.
 pub fn platform_info_string(platform: cl_platform_id, param: cl_uint) -> ClResult<String> {
     let bytes = platform_info_bytes(platform, param)?;
-    Ok(bytes_to_string(&format!("clGetPlatformInfo({param:#x})"), &bytes))
+    Ok(bytes_to_string(
+        &format!("clGetPlatformInfo({param:#x})"),
+        &bytes,
+    ))
 }
 
 /// `clGetDeviceInfo` as bytes.
@@ -246,7 +279,10 @@ pub fn device_info_bytes(device: cl_device_id, param: cl_uint) -> ClResult<Vec<u
 /// `clGetDeviceInfo` for a string parameter.
 pub fn device_info_string(device: cl_device_id, param: cl_uint) -> ClResult<String> {
     let bytes = device_info_bytes(device, param)?;
-    Ok(bytes_to_string(&format!("clGetDeviceInfo({param:#x})"), &bytes))
+    Ok(bytes_to_string(
+        &format!("clGetDeviceInfo({param:#x})"),
+        &bytes,
+    ))
 }
 
 /// `clGetDeviceInfo` for a fixed-size parameter of type `T` (size checked exactly).
@@ -268,7 +304,10 @@ pub fn platforms() -> ClResult<Vec<cl_platform_id>> {
     check(code, "clGetPlatformIDs (count)")?;
     let mut ids = vec![ptr::null_mut(); count as usize];
     // SAFETY: `ids` holds `count` elements.
-    check(unsafe { clGetPlatformIDs(count, ids.as_mut_ptr(), ptr::null_mut()) }, "clGetPlatformIDs")?;
+    check(
+        unsafe { clGetPlatformIDs(count, ids.as_mut_ptr(), ptr::null_mut()) },
+        "clGetPlatformIDs",
+    )?;
     Ok(ids)
 }
 
@@ -317,8 +356,55 @@ pub fn first_device(platform: cl_platform_id) -> cl_device_id {
     // SAFETY: room for one device and a valid count pointer.
     let code = unsafe { clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &mut device, &mut count) };
     check(code, "clGetDeviceIDs").unwrap_or_else(|e| panic!("{e}"));
-    assert!(count >= 1 && !device.is_null(), "platform reports no device");
+    assert!(
+        count >= 1 && !device.is_null(),
+        "platform reports no device"
+    );
     device
+}
+
+/// Path of the driver library for direct (loader-less) loading: `CRANECL_LIB`, else,
+/// when testing cranecl, `libcranecl.so` in `$CARGO_TARGET_DIR` or the workspace's
+/// `target/{release,debug}`.
+pub fn driver_library() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    if let Ok(path) = std::env::var("CRANECL_LIB") {
+        return Some(PathBuf::from(path));
+    }
+    if !testing_cranecl() {
+        return None;
+    }
+    let mut dirs = Vec::new();
+    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
+        dirs.push(PathBuf::from(dir));
+    }
+    dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    dirs.iter()
+        .flat_map(|d| {
+            [
+                d.join("release/libcranecl.so"),
+                d.join("debug/libcranecl.so"),
+            ]
+        })
+        .find(|p| p.exists())
+}
+
+/// The driver library loaded directly (never unloaded, as loaders never unload
+/// drivers), or `None` when [`driver_library`] finds none.
+pub fn driver_direct() -> Option<&'static libloading::Library> {
+    static LIB: OnceLock<Option<usize>> = OnceLock::new();
+    let addr = *LIB.get_or_init(|| {
+        let path = driver_library()?;
+        // Let the loader load and initialise the driver first, as in an application
+        // that uses both paths; the second dlopen then shares that instance.
+        let _ = find_platform();
+        // SAFETY: loading the driver runs its initialisers, which is what a loader does.
+        let lib = unsafe { libloading::Library::new(&path) }
+            .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()));
+        Some(Box::leak(Box::new(lib)) as *const libloading::Library as usize)
+    });
+    // SAFETY: the leaked Library lives for the rest of the process.
+    addr.map(|a| unsafe { &*(a as *const libloading::Library) })
 }
 
 /// Returns whether a test of an optional feature should run.
@@ -333,7 +419,10 @@ pub fn require(supported: bool, what: &str) -> bool {
     if testing_cranecl() {
         panic!("cranecl must support {what}, but the device does not advertise it");
     }
-    eprintln!("skipped: platform {:?} lacks {what}", wanted_platform_name());
+    eprintln!(
+        "skipped: platform {:?} lacks {what}",
+        wanted_platform_name()
+    );
     false
 }
 
@@ -427,7 +516,13 @@ pub struct BuildFailure {
 
 impl fmt::Display for BuildFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "build failed with {} ({}); log:\n{}", error_name(self.code), self.code, self.log)
+        write!(
+            f,
+            "build failed with {} ({}); log:\n{}",
+            error_name(self.code),
+            self.code,
+            self.log
+        )
     }
 }
 
@@ -455,8 +550,11 @@ impl DeviceContext {
     pub fn new() -> Self {
         let platform = find_platform();
         let device = first_device(platform);
-        let props: [cl_context_properties; 3] =
-            [CL_CONTEXT_PLATFORM as cl_context_properties, platform as cl_context_properties, 0];
+        let props: [cl_context_properties; 3] = [
+            CL_CONTEXT_PLATFORM as cl_context_properties,
+            platform as cl_context_properties,
+            0,
+        ];
         let mut err = 0;
         // SAFETY: valid property list, one device, no callback.
         let context =
@@ -469,7 +567,12 @@ impl DeviceContext {
         check(err, "clCreateCommandQueue").unwrap_or_else(|e| panic!("{e}"));
         // SAFETY: clCreateCommandQueue succeeded, we own the reference.
         let queue = unsafe { Queue::from_raw(queue) };
-        DeviceContext { platform, device, context, queue }
+        DeviceContext {
+            platform,
+            device,
+            context,
+            queue,
+        }
     }
 
     /// `CL_DEVICE_EXTENSIONS` contains `name` as a whole word.
@@ -498,13 +601,17 @@ impl DeviceContext {
     pub fn try_build(&self, source: &str, options: &str) -> Result<Program, BuildFailure> {
         let program = self
             .try_program_from_source(source)
-            .map_err(|e| BuildFailure { code: e.code, log: String::new() })?;
+            .map_err(|e| BuildFailure {
+                code: e.code,
+                log: String::new(),
+            })?;
         self.try_build_program(program, options)
     }
 
     /// Builds from source; panics with the build log on failure.
     pub fn build(&self, source: &str, options: &str) -> Program {
-        self.try_build(source, options).unwrap_or_else(|f| panic!("{f}\nsource:\n{source}"))
+        self.try_build(source, options)
+            .unwrap_or_else(|f| panic!("{f}\nsource:\n{source}"))
     }
 
     /// `clCreateProgramWithSource` without building.
@@ -513,7 +620,8 @@ impl DeviceContext {
         let len = source.len();
         let mut err = 0;
         // SAFETY: one string with an explicit length (need not be NUL-terminated).
-        let program = unsafe { clCreateProgramWithSource(self.context.raw(), 1, &text, &len, &mut err) };
+        let program =
+            unsafe { clCreateProgramWithSource(self.context.raw(), 1, &text, &len, &mut err) };
         check(err, "clCreateProgramWithSource")?;
         // SAFETY: creation succeeded; we own the reference.
         Ok(unsafe { Program::from_raw(program) })
@@ -523,8 +631,9 @@ impl DeviceContext {
     pub fn try_program_from_il(&self, il: &[u8]) -> ClResult<Program> {
         let mut err = 0;
         // SAFETY: `il` is valid for il.len() bytes.
-        let program =
-            unsafe { clCreateProgramWithIL(self.context.raw(), il.as_ptr().cast(), il.len(), &mut err) };
+        let program = unsafe {
+            clCreateProgramWithIL(self.context.raw(), il.as_ptr().cast(), il.len(), &mut err)
+        };
         check(err, "clCreateProgramWithIL")?;
         // SAFETY: creation succeeded; we own the reference.
         Ok(unsafe { Program::from_raw(program) })
@@ -532,25 +641,41 @@ impl DeviceContext {
 
     /// Creates a program from SPIR-V and builds it; on failure returns the code and log.
     pub fn try_build_il(&self, il: &[u8], options: &str) -> Result<Program, BuildFailure> {
-        let program =
-            self.try_program_from_il(il).map_err(|e| BuildFailure { code: e.code, log: String::new() })?;
+        let program = self.try_program_from_il(il).map_err(|e| BuildFailure {
+            code: e.code,
+            log: String::new(),
+        })?;
         self.try_build_program(program, options)
     }
 
     /// `clBuildProgram` for this device; on failure the code and build log.
-    pub fn try_build_program(&self, program: Program, options: &str) -> Result<Program, BuildFailure> {
+    pub fn try_build_program(
+        &self,
+        program: Program,
+        options: &str,
+    ) -> Result<Program, BuildFailure> {
         let opts = CString::new(options).map_err(|_| BuildFailure {
             code: CL_INVALID_BUILD_OPTIONS,
             log: "options contain a NUL byte".to_string(),
         })?;
         // SAFETY: valid program, one device, NUL-terminated options, no callback.
         let code = unsafe {
-            clBuildProgram(program.raw(), 1, &self.device, opts.as_ptr(), None, ptr::null_mut())
+            clBuildProgram(
+                program.raw(),
+                1,
+                &self.device,
+                opts.as_ptr(),
+                None,
+                ptr::null_mut(),
+            )
         };
         if code == CL_SUCCESS as cl_int {
             Ok(program)
         } else {
-            Err(BuildFailure { code, log: self.build_log(&program) })
+            Err(BuildFailure {
+                code,
+                log: self.build_log(&program),
+            })
         }
     }
 
@@ -558,7 +683,9 @@ impl DeviceContext {
     pub fn build_log(&self, program: &Program) -> String {
         let query = query_bytes("clGetProgramBuildInfo(CL_PROGRAM_BUILD_LOG)", |n, p, r| {
             // SAFETY: the pointers come from query_bytes.
-            unsafe { clGetProgramBuildInfo(program.raw(), self.device, CL_PROGRAM_BUILD_LOG, n, p, r) }
+            unsafe {
+                clGetProgramBuildInfo(program.raw(), self.device, CL_PROGRAM_BUILD_LOG, n, p, r)
+            }
         });
         match query {
             Ok(bytes) => bytes_to_string("CL_PROGRAM_BUILD_LOG", &bytes),
@@ -576,8 +703,12 @@ impl DeviceContext {
     pub fn try_buffer(&self, flags: cl_mem_flags, bytes: usize) -> ClResult<Buffer> {
         let mut err = 0;
         // SAFETY: no host pointer.
-        let mem = unsafe { clCreateBuffer(self.context.raw(), flags, bytes, ptr::null_mut(), &mut err) };
-        check(err, format!("clCreateBuffer({bytes} bytes, flags {flags:#x})"))?;
+        let mem =
+            unsafe { clCreateBuffer(self.context.raw(), flags, bytes, ptr::null_mut(), &mut err) };
+        check(
+            err,
+            format!("clCreateBuffer({bytes} bytes, flags {flags:#x})"),
+        )?;
         // SAFETY: creation succeeded; we own the reference.
         Ok(unsafe { Buffer::from_raw(mem) })
     }
@@ -596,25 +727,43 @@ impl DeviceContext {
     /// A buffer created with `flags` and `data` as host pointer. The flags must include
     /// `CL_MEM_COPY_HOST_PTR` (this function cannot keep `data` alive for USE_HOST_PTR).
     pub fn buffer_with_flags<T: Pod>(&self, flags: cl_mem_flags, data: &[T]) -> ClResult<Buffer> {
-        assert!(flags & CL_MEM_USE_HOST_PTR == 0, "USE_HOST_PTR needs storage that outlives the buffer");
+        assert!(
+            flags & CL_MEM_USE_HOST_PTR == 0,
+            "USE_HOST_PTR needs storage that outlives the buffer"
+        );
         let mut err = 0;
         let bytes = std::mem::size_of_val(data);
         // SAFETY: the driver copies `bytes` bytes from data during the call (COPY_HOST_PTR).
         let mem = unsafe {
-            clCreateBuffer(self.context.raw(), flags, bytes, data.as_ptr() as *mut c_void, &mut err)
+            clCreateBuffer(
+                self.context.raw(),
+                flags,
+                bytes,
+                data.as_ptr() as *mut c_void,
+                &mut err,
+            )
         };
-        check(err, format!("clCreateBuffer({bytes} bytes, flags {flags:#x})"))?;
+        check(
+            err,
+            format!("clCreateBuffer({bytes} bytes, flags {flags:#x})"),
+        )?;
         // SAFETY: creation succeeded; we own the reference.
         Ok(unsafe { Buffer::from_raw(mem) })
     }
 
     /// Blocking read of `len` values of `T` from the start of `buffer`.
     pub fn read<T: Pod>(&self, buffer: &Buffer, len: usize) -> Vec<T> {
-        self.try_read_at(buffer, 0, len).unwrap_or_else(|e| panic!("{e}"))
+        self.try_read_at(buffer, 0, len)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Blocking read of `len` values of `T` starting at byte `offset`.
-    pub fn try_read_at<T: Pod>(&self, buffer: &Buffer, offset: usize, len: usize) -> ClResult<Vec<T>> {
+    pub fn try_read_at<T: Pod>(
+        &self,
+        buffer: &Buffer,
+        offset: usize,
+        len: usize,
+    ) -> ClResult<Vec<T>> {
         let mut out = vec![T::default(); len];
         let bytes = std::mem::size_of_val(out.as_slice());
         // SAFETY: `out` is valid for `bytes` bytes; blocking read, so it outlives the command.
@@ -631,7 +780,10 @@ impl DeviceContext {
                 ptr::null_mut(),
             )
         };
-        check(code, format!("clEnqueueReadBuffer(offset {offset}, {bytes} bytes)"))?;
+        check(
+            code,
+            format!("clEnqueueReadBuffer(offset {offset}, {bytes} bytes)"),
+        )?;
         Ok(out)
     }
 
@@ -652,7 +804,11 @@ impl DeviceContext {
                 ptr::null_mut(),
             )
         };
-        check(code, format!("clEnqueueWriteBuffer(offset {offset}, {bytes} bytes)")).unwrap_or_else(|e| panic!("{e}"));
+        check(
+            code,
+            format!("clEnqueueWriteBuffer(offset {offset}, {bytes} bytes)"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Enqueues an ND-range (`offset` and `local` optional) without waiting.
@@ -664,10 +820,18 @@ impl DeviceContext {
         local: Option<&[usize]>,
     ) -> ClResult<Event> {
         if let Some(o) = offset {
-            assert_eq!(o.len(), global.len(), "offset and global size dimensions differ");
+            assert_eq!(
+                o.len(),
+                global.len(),
+                "offset and global size dimensions differ"
+            );
         }
         if let Some(l) = local {
-            assert_eq!(l.len(), global.len(), "local and global size dimensions differ");
+            assert_eq!(
+                l.len(),
+                global.len(),
+                "local and global size dimensions differ"
+            );
         }
         let mut event: cl_event = ptr::null_mut();
         // SAFETY: the size arrays have work_dim elements (checked above) or are NULL.
@@ -684,7 +848,12 @@ impl DeviceContext {
                 &mut event,
             )
         };
-        check(code, format!("clEnqueueNDRangeKernel(global {global:?}, local {local:?}, offset {offset:?})"))?;
+        check(
+            code,
+            format!(
+                "clEnqueueNDRangeKernel(global {global:?}, local {local:?}, offset {offset:?})"
+            ),
+        )?;
         // SAFETY: the enqueue succeeded and returned an event we own.
         Ok(unsafe { Event::from_raw(event) })
     }
@@ -695,8 +864,16 @@ impl DeviceContext {
     }
 
     /// Runs an ND-range with a global offset and waits; panics on failure.
-    pub fn run_offset(&self, kernel: &Kernel, offset: Option<&[usize]>, global: &[usize], local: Option<&[usize]>) {
-        let event = self.try_enqueue(kernel, offset, global, local).unwrap_or_else(|e| panic!("{e}"));
+    pub fn run_offset(
+        &self,
+        kernel: &Kernel,
+        offset: Option<&[usize]>,
+        global: &[usize],
+        local: Option<&[usize]>,
+    ) {
+        let event = self
+            .try_enqueue(kernel, offset, global, local)
+            .unwrap_or_else(|e| panic!("{e}"));
         event.wait().unwrap_or_else(|e| panic!("{e}"));
         self.finish();
     }
@@ -749,7 +926,8 @@ impl Kernel {
     /// Sets argument `index` to a value of Pod type `T`; panics on failure.
     pub fn arg<T: Pod>(&self, index: u32, value: T) -> &Self {
         let bytes = as_bytes(std::slice::from_ref(&value));
-        self.try_set_arg_bytes(index, Some(bytes), bytes.len()).unwrap_or_else(|e| panic!("{e}"));
+        self.try_set_arg_bytes(index, Some(bytes), bytes.len())
+            .unwrap_or_else(|e| panic!("{e}"));
         self
     }
 
@@ -758,24 +936,34 @@ impl Kernel {
         let raw = buffer.raw();
         // SAFETY: passes a pointer to the cl_mem handle, as the API specifies.
         let code = unsafe {
-            clSetKernelArg(self.raw(), index, std::mem::size_of::<cl_mem>(), (&raw as *const cl_mem).cast())
+            clSetKernelArg(
+                self.raw(),
+                index,
+                std::mem::size_of::<cl_mem>(),
+                (&raw as *const cl_mem).cast(),
+            )
         };
-        check(code, format!("clSetKernelArg(index {index}, buffer)")).unwrap_or_else(|e| panic!("{e}"));
+        check(code, format!("clSetKernelArg(index {index}, buffer)"))
+            .unwrap_or_else(|e| panic!("{e}"));
         self
     }
 
     /// Sets `__local` argument `index` to `bytes` bytes; panics on failure.
     pub fn arg_local(&self, index: u32, bytes: usize) -> &Self {
-        self.try_set_arg_bytes(index, None, bytes).unwrap_or_else(|e| panic!("{e}"));
+        self.try_set_arg_bytes(index, None, bytes)
+            .unwrap_or_else(|e| panic!("{e}"));
         self
     }
 
     /// `clGetKernelWorkGroupInfo` for a fixed-size parameter.
     pub fn work_group_info<T: Pod>(&self, device: cl_device_id, param: cl_uint) -> ClResult<T> {
-        query_value(&format!("clGetKernelWorkGroupInfo({param:#x})"), |n, p, r| {
-            // SAFETY: the pointers come from query_bytes.
-            unsafe { clGetKernelWorkGroupInfo(self.raw(), device, param, n, p, r) }
-        })
+        query_value(
+            &format!("clGetKernelWorkGroupInfo({param:#x})"),
+            |n, p, r| {
+                // SAFETY: the pointers come from query_bytes.
+                unsafe { clGetKernelWorkGroupInfo(self.raw(), device, param, n, p, r) }
+            },
+        )
     }
 
     /// `clGetKernelSubGroupInfo` with an input value, for a fixed-size result.
@@ -785,21 +973,24 @@ impl Kernel {
         param: cl_uint,
         input: &[usize],
     ) -> ClResult<T> {
-        query_value(&format!("clGetKernelSubGroupInfo({param:#x}, {input:?})"), |n, p, r| {
-            // SAFETY: `input` is valid for its byte length; the rest come from query_bytes.
-            unsafe {
-                clGetKernelSubGroupInfo(
-                    self.raw(),
-                    device,
-                    param,
-                    std::mem::size_of_val(input),
-                    input.as_ptr().cast(),
-                    n,
-                    p,
-                    r,
-                )
-            }
-        })
+        query_value(
+            &format!("clGetKernelSubGroupInfo({param:#x}, {input:?})"),
+            |n, p, r| {
+                // SAFETY: `input` is valid for its byte length; the rest come from query_bytes.
+                unsafe {
+                    clGetKernelSubGroupInfo(
+                        self.raw(),
+                        device,
+                        param,
+                        std::mem::size_of_val(input),
+                        input.as_ptr().cast(),
+                        n,
+                        p,
+                        r,
+                    )
+                }
+            },
+        )
     }
 }
 
@@ -813,10 +1004,13 @@ impl Event {
 
     /// `CL_EVENT_COMMAND_EXECUTION_STATUS`.
     pub fn status(&self) -> ClResult<cl_int> {
-        query_value("clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", |n, p, r| {
-            // SAFETY: the pointers come from query_bytes.
-            unsafe { clGetEventInfo(self.raw(), CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r) }
-        })
+        query_value(
+            "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)",
+            |n, p, r| {
+                // SAFETY: the pointers come from query_bytes.
+                unsafe { clGetEventInfo(self.raw(), CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r) }
+            },
+        )
     }
 }
 
@@ -829,7 +1023,11 @@ pub unsafe fn c_str_lossy(ptr: *const c_char) -> Option<String> {
         None
     } else {
         // SAFETY: the caller guarantees a NUL-terminated string.
-        Some(unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
+        Some(
+            unsafe { CStr::from_ptr(ptr) }
+                .to_string_lossy()
+                .into_owned(),
+        )
     }
 }
 
@@ -880,7 +1078,11 @@ pub fn ulp_distance_f32(a: f32, b: f32) -> u64 {
     }
     let key = |x: f32| -> i64 {
         let bits = x.to_bits() as i32;
-        (if bits < 0 { i32::MIN.wrapping_sub(bits) } else { bits }) as i64
+        (if bits < 0 {
+            i32::MIN.wrapping_sub(bits)
+        } else {
+            bits
+        }) as i64
     };
     (key(a) - key(b)).unsigned_abs()
 }
@@ -895,7 +1097,11 @@ pub fn ulp_distance_f64(a: f64, b: f64) -> u64 {
     }
     let key = |x: f64| -> i128 {
         let bits = x.to_bits() as i64;
-        (if bits < 0 { i64::MIN.wrapping_sub(bits) } else { bits }) as i128
+        (if bits < 0 {
+            i64::MIN.wrapping_sub(bits)
+        } else {
+            bits
+        }) as i128
     };
     u64::try_from((key(a) - key(b)).unsigned_abs()).unwrap_or(u64::MAX)
 }

@@ -13,17 +13,22 @@ pub fn clang() -> Option<PathBuf> {
     if let Ok(path) = std::env::var("CRANECL_TEST_CLANG") {
         return Some(PathBuf::from(path));
     }
-    ["clang-22", "clang-21", "clang-20"].iter().find_map(|name| {
-        let found = Command::new(name).arg("--version").output().ok()?;
-        found.status.success().then(|| PathBuf::from(name))
-    })
+    ["clang-22", "clang-21", "clang-20"]
+        .iter()
+        .find_map(|name| {
+            let found = Command::new(name).arg("--version").output().ok()?;
+            found.status.success().then(|| PathBuf::from(name))
+        })
 }
 
 /// A fresh, unique path in the temporary directory.
 pub fn temp_path(stem: &str, ext: &str) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("cranecl-test-{}-{n}-{stem}.{ext}", std::process::id()))
+    std::env::temp_dir().join(format!(
+        "cranecl-test-{}-{n}-{stem}.{ext}",
+        std::process::id()
+    ))
 }
 
 /// Compiles OpenCL C `source` to a SPIR-V module (bytes) with `extra` clang options
@@ -59,7 +64,10 @@ pub fn compile(source: &str, extra: &[&str]) -> Result<Vec<u8>, String> {
     let _ = std::fs::remove_file(&output);
     let words = words?;
     if words.len() < 20 || words[..4] != [0x03, 0x02, 0x23, 0x07] {
-        return Err(format!("clang output is not a SPIR-V module ({} bytes)", words.len()));
+        return Err(format!(
+            "clang output is not a SPIR-V module ({} bytes)",
+            words.len()
+        ));
     }
     Ok(words)
 }

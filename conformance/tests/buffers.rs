@@ -38,12 +38,20 @@ impl Drop for HostMem {
     }
 }
 
-fn create(ctx: &DeviceContext, flags: cl_mem_flags, size: usize, host: *mut c_void) -> ClResult<Buffer> {
+fn create(
+    ctx: &DeviceContext,
+    flags: cl_mem_flags,
+    size: usize,
+    host: *mut c_void,
+) -> ClResult<Buffer> {
     let mut err = 0;
     // SAFETY: `host` is NULL or valid for `size` bytes (and outlives the buffer for
     // USE_HOST_PTR, which the callers guarantee).
     let mem = unsafe { clCreateBuffer(ctx.context.raw(), flags, size, host, &mut err) };
-    check(err, format!("clCreateBuffer(flags {flags:#x}, {size} bytes)"))?;
+    check(
+        err,
+        format!("clCreateBuffer(flags {flags:#x}, {size} bytes)"),
+    )?;
     // SAFETY: creation succeeded.
     Ok(unsafe { Buffer::from_raw(mem) })
 }
@@ -56,7 +64,13 @@ fn mem_info<T: Pod>(buffer: &Buffer, param: cl_uint) -> T {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn map(ctx: &DeviceContext, buffer: &Buffer, flags: cl_map_flags, offset: usize, size: usize) -> ClResult<*mut c_void> {
+fn map(
+    ctx: &DeviceContext,
+    buffer: &Buffer,
+    flags: cl_map_flags,
+    offset: usize,
+    size: usize,
+) -> ClResult<*mut c_void> {
     let mut err = 0;
     // SAFETY: valid queue and buffer; blocking map.
     let p = unsafe {
@@ -73,19 +87,32 @@ fn map(ctx: &DeviceContext, buffer: &Buffer, flags: cl_map_flags, offset: usize,
             &mut err,
         )
     };
-    check(err, format!("clEnqueueMapBuffer(offset {offset}, {size} bytes)"))?;
+    check(
+        err,
+        format!("clEnqueueMapBuffer(offset {offset}, {size} bytes)"),
+    )?;
     assert!(!p.is_null(), "map returned NULL with CL_SUCCESS");
     Ok(p)
 }
 
 fn unmap(ctx: &DeviceContext, buffer: &Buffer, p: *mut c_void) {
     // SAFETY: `p` was returned by a map of this buffer.
-    let code = unsafe { clEnqueueUnmapMemObject(ctx.queue.raw(), buffer.raw(), p, 0, ptr::null(), ptr::null_mut()) };
+    let code = unsafe {
+        clEnqueueUnmapMemObject(
+            ctx.queue.raw(),
+            buffer.raw(),
+            p,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    };
     check(code, "clEnqueueUnmapMemObject").unwrap();
     ctx.finish();
 }
 
-const ADD_ONE: &str = "kernel void add_one(global uint* p) { size_t i = get_global_id(0); p[i] = p[i] + 1u; }";
+const ADD_ONE: &str =
+    "kernel void add_one(global uint* p) { size_t i = get_global_id(0); p[i] = p[i] + 1u; }";
 
 #[test]
 fn host_pointer_flags() {
@@ -106,11 +133,19 @@ fn host_pointer_flags() {
         let got: Vec<u32> = ctx.read(&buf, data.len());
         let want: Vec<u32> = data.iter().map(|x| x + 1).collect();
         assert_eq!(got, want, "flags {flags:#x}");
-        assert_eq!(mem_info::<cl_ulong>(&buf, CL_MEM_FLAGS), flags, "CL_MEM_FLAGS echoes the flags");
+        assert_eq!(
+            mem_info::<cl_ulong>(&buf, CL_MEM_FLAGS),
+            flags,
+            "CL_MEM_FLAGS echoes the flags"
+        );
         assert_eq!(mem_info::<usize>(&buf, CL_MEM_SIZE), bytes);
     }
-    for flags in [CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY, CL_MEM_HOST_WRITE_ONLY]
-    {
+    for flags in [
+        CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+        CL_MEM_READ_ONLY,
+        CL_MEM_WRITE_ONLY,
+        CL_MEM_HOST_WRITE_ONLY,
+    ] {
         let buf = create(&ctx, flags, bytes, ptr::null_mut()).unwrap();
         ctx.write_at(&buf, 0, &data);
         if flags & CL_MEM_HOST_WRITE_ONLY == 0 {
@@ -124,17 +159,36 @@ fn host_access_flags_are_enforced() {
     let ctx = DeviceContext::new();
     let buf = create(&ctx, CL_MEM_HOST_WRITE_ONLY, 64, ptr::null_mut()).unwrap();
     let err = ctx.try_read_at::<u32>(&buf, 0, 16).unwrap_err();
-    assert_eq!(err.code, CL_INVALID_OPERATION, "read of a HOST_WRITE_ONLY buffer");
+    assert_eq!(
+        err.code, CL_INVALID_OPERATION,
+        "read of a HOST_WRITE_ONLY buffer"
+    );
     let buf = create(&ctx, CL_MEM_HOST_NO_ACCESS, 64, ptr::null_mut()).unwrap();
     let err = ctx.try_read_at::<u32>(&buf, 0, 16).unwrap_err();
-    assert_eq!(err.code, CL_INVALID_OPERATION, "read of a HOST_NO_ACCESS buffer");
+    assert_eq!(
+        err.code, CL_INVALID_OPERATION,
+        "read of a HOST_NO_ACCESS buffer"
+    );
     let buf = create(&ctx, CL_MEM_HOST_READ_ONLY, 64, ptr::null_mut()).unwrap();
     let data = [7u32; 16];
     // SAFETY: data valid for 64 bytes; blocking.
     let code = unsafe {
-        clEnqueueWriteBuffer(ctx.queue.raw(), buf.raw(), CL_TRUE, 0, 64, data.as_ptr().cast(), 0, ptr::null(), ptr::null_mut())
+        clEnqueueWriteBuffer(
+            ctx.queue.raw(),
+            buf.raw(),
+            CL_TRUE,
+            0,
+            64,
+            data.as_ptr().cast(),
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     };
-    assert_eq!(code, CL_INVALID_OPERATION, "write to a HOST_READ_ONLY buffer");
+    assert_eq!(
+        code, CL_INVALID_OPERATION,
+        "write to a HOST_READ_ONLY buffer"
+    );
 }
 
 #[test]
@@ -143,21 +197,73 @@ fn invalid_buffer_creation() {
     let mut host = [0u8; 64];
     let hp = host.as_mut_ptr().cast::<c_void>();
     let cases: [(cl_mem_flags, usize, *mut c_void, cl_int, &str); 7] = [
-        (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 64, ptr::null_mut(), CL_INVALID_VALUE, "READ_ONLY|WRITE_ONLY"),
-        (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR, 64, hp, CL_INVALID_VALUE, "USE|COPY"),
-        (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR, 64, hp, CL_INVALID_VALUE, "USE|ALLOC"),
-        (CL_MEM_COPY_HOST_PTR, 64, ptr::null_mut(), CL_INVALID_HOST_PTR, "COPY without pointer"),
-        (CL_MEM_READ_WRITE, 64, hp, CL_INVALID_HOST_PTR, "pointer without USE/COPY"),
-        (CL_MEM_READ_WRITE, 0, ptr::null_mut(), CL_INVALID_BUFFER_SIZE, "size 0"),
-        (1 << 40, 64, ptr::null_mut(), CL_INVALID_VALUE, "unknown flag bit"),
+        (
+            CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
+            64,
+            ptr::null_mut(),
+            CL_INVALID_VALUE,
+            "READ_ONLY|WRITE_ONLY",
+        ),
+        (
+            CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR,
+            64,
+            hp,
+            CL_INVALID_VALUE,
+            "USE|COPY",
+        ),
+        (
+            CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR,
+            64,
+            hp,
+            CL_INVALID_VALUE,
+            "USE|ALLOC",
+        ),
+        (
+            CL_MEM_COPY_HOST_PTR,
+            64,
+            ptr::null_mut(),
+            CL_INVALID_HOST_PTR,
+            "COPY without pointer",
+        ),
+        (
+            CL_MEM_READ_WRITE,
+            64,
+            hp,
+            CL_INVALID_HOST_PTR,
+            "pointer without USE/COPY",
+        ),
+        (
+            CL_MEM_READ_WRITE,
+            0,
+            ptr::null_mut(),
+            CL_INVALID_BUFFER_SIZE,
+            "size 0",
+        ),
+        (
+            1 << 40,
+            64,
+            ptr::null_mut(),
+            CL_INVALID_VALUE,
+            "unknown flag bit",
+        ),
     ];
     for (flags, size, host_ptr, want, what) in cases {
         let err = create(&ctx, flags, size, host_ptr).map(|_| ()).unwrap_err();
         assert_eq!(err.code, want, "{what}: got {}", error_name(err.code));
     }
     let max: cl_ulong = device_info(ctx.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE).unwrap();
-    let err = create(&ctx, CL_MEM_READ_WRITE, (max as usize).saturating_add(1), ptr::null_mut()).map(|_| ()).unwrap_err();
-    assert_eq!(err.code, CL_INVALID_BUFFER_SIZE, "size above CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    let err = create(
+        &ctx,
+        CL_MEM_READ_WRITE,
+        (max as usize).saturating_add(1),
+        ptr::null_mut(),
+    )
+    .map(|_| ())
+    .unwrap_err();
+    assert_eq!(
+        err.code, CL_INVALID_BUFFER_SIZE,
+        "size above CL_DEVICE_MAX_MEM_ALLOC_SIZE"
+    );
 }
 
 #[test]
@@ -167,13 +273,27 @@ fn use_host_ptr_maps_to_the_host_memory() {
     for (i, v) in host.as_u32().iter_mut().enumerate() {
         *v = i as u32 * 3;
     }
-    let buf = create(&ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 4096, host.ptr.cast()).unwrap();
-    assert_eq!(mem_info::<usize>(&buf, CL_MEM_HOST_PTR), host.ptr as usize, "CL_MEM_HOST_PTR");
+    let buf = create(
+        &ctx,
+        CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+        4096,
+        host.ptr.cast(),
+    )
+    .unwrap();
+    assert_eq!(
+        mem_info::<usize>(&buf, CL_MEM_HOST_PTR),
+        host.ptr as usize,
+        "CL_MEM_HOST_PTR"
+    );
     let kernel = ctx.kernel(ADD_ONE, "", "add_one");
     kernel.arg_buffer(0, &buf);
     ctx.run(&kernel, &[1024], None);
     let mapped = map(&ctx, &buf, CL_MAP_READ | CL_MAP_WRITE, 256, 1024).unwrap();
-    assert_eq!(mapped as usize, host.ptr as usize + 256, "a USE_HOST_PTR map returns host_ptr + offset");
+    assert_eq!(
+        mapped as usize,
+        host.ptr as usize + 256,
+        "a USE_HOST_PTR map returns host_ptr + offset"
+    );
     // SAFETY: the mapped region is 1024 bytes = 256 u32 starting at element 64.
     let view = unsafe { std::slice::from_raw_parts_mut(mapped.cast::<u32>(), 256) };
     for (k, v) in view.iter().enumerate() {
@@ -238,7 +358,11 @@ fn read_write_with_offsets_and_events() {
     let read_event = unsafe { Event::from_raw(read_event) };
     let events = [write_event.raw(), read_event.raw()];
     // SAFETY: two valid events.
-    check(unsafe { clWaitForEvents(2, events.as_ptr()) }, "clWaitForEvents").unwrap();
+    check(
+        unsafe { clWaitForEvents(2, events.as_ptr()) },
+        "clWaitForEvents",
+    )
+    .unwrap();
     assert_eq!(read_event.status().unwrap(), CL_COMPLETE as cl_int);
     assert_eq!(write_event.status().unwrap(), CL_COMPLETE as cl_int);
     let mut want = vec![0u32; 8];
@@ -264,19 +388,43 @@ fn copy_buffer() {
     let dst = ctx.buffer_zeroed::<u32>(512);
     // SAFETY: valid queue and buffers; ranges checked by the driver.
     let code = unsafe {
-        clEnqueueCopyBuffer(ctx.queue.raw(), src.raw(), dst.raw(), 40, 1000, 800, 0, ptr::null(), ptr::null_mut())
+        clEnqueueCopyBuffer(
+            ctx.queue.raw(),
+            src.raw(),
+            dst.raw(),
+            40,
+            1000,
+            800,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     };
     check(code, "clEnqueueCopyBuffer").unwrap();
     ctx.finish();
     let got: Vec<u32> = ctx.read(&dst, 512);
     for (i, v) in got.iter().enumerate() {
-        let want = if (250..450).contains(&i) { src_data[i - 250 + 10] } else { 0 };
+        let want = if (250..450).contains(&i) {
+            src_data[i - 250 + 10]
+        } else {
+            0
+        };
         assert_eq!(*v, want, "element {i}");
     }
     // Non-overlapping copy inside one buffer is allowed; overlapping is CL_MEM_COPY_OVERLAP.
     // SAFETY: as above.
     let code = unsafe {
-        clEnqueueCopyBuffer(ctx.queue.raw(), src.raw(), src.raw(), 0, 1024, 512, 0, ptr::null(), ptr::null_mut())
+        clEnqueueCopyBuffer(
+            ctx.queue.raw(),
+            src.raw(),
+            src.raw(),
+            0,
+            1024,
+            512,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     };
     check(code, "clEnqueueCopyBuffer within one buffer").unwrap();
     ctx.finish();
@@ -284,12 +432,32 @@ fn copy_buffer() {
     assert_eq!(&got[256..384], &src_data[0..128]);
     // SAFETY: as above.
     let code = unsafe {
-        clEnqueueCopyBuffer(ctx.queue.raw(), src.raw(), src.raw(), 0, 100, 200, 0, ptr::null(), ptr::null_mut())
+        clEnqueueCopyBuffer(
+            ctx.queue.raw(),
+            src.raw(),
+            src.raw(),
+            0,
+            100,
+            200,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     };
     assert_eq!(code, CL_MEM_COPY_OVERLAP);
     // SAFETY: as above.
     let code = unsafe {
-        clEnqueueCopyBuffer(ctx.queue.raw(), src.raw(), dst.raw(), 2000, 0, 100, 0, ptr::null(), ptr::null_mut())
+        clEnqueueCopyBuffer(
+            ctx.queue.raw(),
+            src.raw(),
+            dst.raw(),
+            2000,
+            0,
+            100,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     };
     assert_eq!(code, CL_INVALID_VALUE, "source range beyond the buffer");
 }
@@ -320,7 +488,11 @@ fn fill_buffer_with_every_pattern_size() {
         ctx.finish();
         let got: Vec<u8> = ctx.read(&buf, 1024);
         for (i, b) in got.iter().enumerate() {
-            let want = if (offset..offset + size).contains(&i) { pattern[(i - offset) % pattern_size] } else { 0xff };
+            let want = if (offset..offset + size).contains(&i) {
+                pattern[(i - offset) % pattern_size]
+            } else {
+                0xff
+            };
             assert_eq!(*b, want, "pattern size {pattern_size}, byte {i}");
         }
     }
@@ -328,15 +500,41 @@ fn fill_buffer_with_every_pattern_size() {
     let pattern = [0u8; 3];
     // SAFETY: pattern valid for 3 bytes.
     let code = unsafe {
-        clEnqueueFillBuffer(ctx.queue.raw(), buf.raw(), pattern.as_ptr().cast(), 3, 0, 12, 0, ptr::null(), ptr::null_mut())
+        clEnqueueFillBuffer(
+            ctx.queue.raw(),
+            buf.raw(),
+            pattern.as_ptr().cast(),
+            3,
+            0,
+            12,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     };
-    assert_eq!(code, CL_INVALID_VALUE, "pattern size 3 is not a power of two");
+    assert_eq!(
+        code, CL_INVALID_VALUE,
+        "pattern size 3 is not a power of two"
+    );
     let pattern = [0u8; 4];
     // SAFETY: pattern valid for 4 bytes.
     let code = unsafe {
-        clEnqueueFillBuffer(ctx.queue.raw(), buf.raw(), pattern.as_ptr().cast(), 4, 2, 8, 0, ptr::null(), ptr::null_mut())
+        clEnqueueFillBuffer(
+            ctx.queue.raw(),
+            buf.raw(),
+            pattern.as_ptr().cast(),
+            4,
+            2,
+            8,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     };
-    assert_eq!(code, CL_INVALID_VALUE, "offset not a multiple of the pattern size");
+    assert_eq!(
+        code, CL_INVALID_VALUE,
+        "offset not a multiple of the pattern size"
+    );
 }
 
 #[test]
@@ -371,7 +569,10 @@ fn sub_buffers() {
     let align = (align_bits / 8) as usize;
     let n = (align * 4 / 4).max(256);
     let parent = ctx.buffer_from(&(0..n as u32 * 2).collect::<Vec<u32>>());
-    let region = cl_buffer_region { origin: align, size: 4 * 64 };
+    let region = cl_buffer_region {
+        origin: align,
+        size: 4 * 64,
+    };
     let mut err = 0;
     // SAFETY: region struct valid for the call.
     let sub = unsafe {
@@ -388,39 +589,77 @@ fn sub_buffers() {
     let sub = unsafe { Buffer::from_raw(sub) };
     assert_eq!(mem_info::<usize>(&sub, CL_MEM_OFFSET), align);
     assert_eq!(mem_info::<usize>(&sub, CL_MEM_SIZE), 256);
-    assert_eq!(mem_info::<usize>(&sub, CL_MEM_ASSOCIATED_MEMOBJECT), parent.raw() as usize);
+    assert_eq!(
+        mem_info::<usize>(&sub, CL_MEM_ASSOCIATED_MEMOBJECT),
+        parent.raw() as usize
+    );
     let kernel = ctx.kernel(ADD_ONE, "", "add_one");
     kernel.arg_buffer(0, &sub);
     ctx.run(&kernel, &[64], None);
     let whole: Vec<u32> = ctx.read(&parent, n * 2);
     let first = align / 4;
     for (i, v) in whole.iter().enumerate() {
-        let want = if (first..first + 64).contains(&i) { i as u32 + 1 } else { i as u32 };
+        let want = if (first..first + 64).contains(&i) {
+            i as u32 + 1
+        } else {
+            i as u32
+        };
         assert_eq!(*v, want, "element {i}");
     }
-    assert_eq!(ctx.read::<u32>(&sub, 64)[0], first as u32 + 1, "reading the sub-buffer starts at its origin");
+    assert_eq!(
+        ctx.read::<u32>(&sub, 64)[0],
+        first as u32 + 1,
+        "reading the sub-buffer starts at its origin"
+    );
 
     if align > 4 {
-        let bad = cl_buffer_region { origin: 4, size: 64 };
+        let bad = cl_buffer_region {
+            origin: 4,
+            size: 64,
+        };
         // SAFETY: region struct valid for the call.
         let mem = unsafe {
-            clCreateSubBuffer(parent.raw(), 0, CL_BUFFER_CREATE_TYPE_REGION, (&bad as *const cl_buffer_region).cast(), &mut err)
+            clCreateSubBuffer(
+                parent.raw(),
+                0,
+                CL_BUFFER_CREATE_TYPE_REGION,
+                (&bad as *const cl_buffer_region).cast(),
+                &mut err,
+            )
         };
         assert!(mem.is_null());
         assert_eq!(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
     }
-    let outside = cl_buffer_region { origin: 0, size: n * 8 + 4 };
+    let outside = cl_buffer_region {
+        origin: 0,
+        size: n * 8 + 4,
+    };
     // SAFETY: region struct valid for the call.
     let mem = unsafe {
-        clCreateSubBuffer(parent.raw(), 0, CL_BUFFER_CREATE_TYPE_REGION, (&outside as *const cl_buffer_region).cast(), &mut err)
+        clCreateSubBuffer(
+            parent.raw(),
+            0,
+            CL_BUFFER_CREATE_TYPE_REGION,
+            (&outside as *const cl_buffer_region).cast(),
+            &mut err,
+        )
     };
     assert!(mem.is_null());
     assert_eq!(err, CL_INVALID_VALUE, "region beyond the parent");
     // Sub-buffer of a sub-buffer is CL_INVALID_MEM_OBJECT.
-    let inner = cl_buffer_region { origin: 0, size: 16 };
+    let inner = cl_buffer_region {
+        origin: 0,
+        size: 16,
+    };
     // SAFETY: region struct valid for the call.
     let mem = unsafe {
-        clCreateSubBuffer(sub.raw(), 0, CL_BUFFER_CREATE_TYPE_REGION, (&inner as *const cl_buffer_region).cast(), &mut err)
+        clCreateSubBuffer(
+            sub.raw(),
+            0,
+            CL_BUFFER_CREATE_TYPE_REGION,
+            (&inner as *const cl_buffer_region).cast(),
+            &mut err,
+        )
     };
     assert!(mem.is_null());
     assert_eq!(err, CL_INVALID_MEM_OBJECT);

@@ -3,7 +3,6 @@
 //! directly (`CRANECL_LIB` = path of libcranecl.so) the way a loader loads it.
 
 use std::ffi::{c_char, c_void, CString};
-use std::path::PathBuf;
 use std::ptr;
 
 use cranecl_conformance::consts::*;
@@ -41,7 +40,10 @@ fn cstring(s: &str) -> CString {
 fn loader_lists_the_platform_with_icd_suffix() {
     let platform = find_platform();
     let ext = platform_info_string(platform, CL_PLATFORM_EXTENSIONS).unwrap();
-    assert!(ext.split_whitespace().any(|e| e == "cl_khr_icd"), "extensions lack cl_khr_icd: {ext}");
+    assert!(
+        ext.split_whitespace().any(|e| e == "cl_khr_icd"),
+        "extensions lack cl_khr_icd: {ext}"
+    );
     let suffix = platform_info_string(platform, CL_PLATFORM_ICD_SUFFIX_KHR).unwrap();
     assert!(!suffix.is_empty(), "empty CL_PLATFORM_ICD_SUFFIX_KHR");
     if testing_cranecl() {
@@ -56,7 +58,10 @@ fn every_object_starts_with_the_same_dispatch_table() {
     let ctx = DeviceContext::new();
     let table = dispatch_of(ctx.platform);
     assert_ne!(table, 0, "platform dispatch pointer is NULL");
-    let program = ctx.build("kernel void k(global int* p) { p[get_global_id(0)] = 1; }", "");
+    let program = ctx.build(
+        "kernel void k(global int* p) { p[get_global_id(0)] = 1; }",
+        "",
+    );
     let kernel = program.kernel("k");
     let buffer = ctx.buffer_zeroed::<i32>(16);
     kernel.arg_buffer(0, &buffer);
@@ -72,7 +77,11 @@ fn every_object_starts_with_the_same_dispatch_table() {
         ("event", event.raw()),
     ];
     for (what, handle) in objects {
-        assert_eq!(dispatch_of(handle), table, "{what} has a different dispatch table than the platform");
+        assert_eq!(
+            dispatch_of(handle),
+            table,
+            "{what} has a different dispatch table than the platform"
+        );
     }
 }
 
@@ -91,10 +100,17 @@ fn extension_function_addresses_through_the_loader() {
     let name = cstring("clGetKernelSubGroupInfoKHR");
     // SAFETY: valid platform and NUL-terminated name.
     let addr = unsafe { clGetExtensionFunctionAddressForPlatform(ctx.platform, name.as_ptr()) };
-    assert!(!addr.is_null(), "clGetKernelSubGroupInfoKHR not found for the platform");
+    assert!(
+        !addr.is_null(),
+        "clGetKernelSubGroupInfoKHR not found for the platform"
+    );
     // SAFETY: the extension specifies this signature.
     let f: GetKernelSubGroupInfoFn = unsafe { std::mem::transmute(addr) };
-    let kernel = ctx.kernel("kernel void k(global int* p) { p[get_global_id(0)] = 2; }", "", "k");
+    let kernel = ctx.kernel(
+        "kernel void k(global int* p) { p[get_global_id(0)] = 2; }",
+        "",
+        "k",
+    );
     let local = [64usize];
     let mut via_ext = 0usize;
     // SAFETY: valid kernel/device, input of one size_t, output one size_t.
@@ -111,46 +127,29 @@ fn extension_function_addresses_through_the_loader() {
         )
     };
     check(code, "clGetKernelSubGroupInfoKHR").unwrap();
-    let via_core: usize = kernel.sub_group_info(ctx.device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &local).unwrap();
+    let via_core: usize = kernel
+        .sub_group_info(ctx.device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &local)
+        .unwrap();
     assert_eq!(via_ext, via_core);
-    assert!(via_core >= 1 && via_core <= 64, "max sub-group size {via_core} for a work-group of 64");
-}
-
-/// Path of the driver library to load directly: `CRANECL_LIB`, else (on cranecl) the
-/// workspace's build output.
-fn driver_library() -> Option<PathBuf> {
-    if let Ok(path) = std::env::var("CRANECL_LIB") {
-        return Some(PathBuf::from(path));
-    }
-    if !testing_cranecl() {
-        return None;
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut dirs = Vec::new();
-    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
-        dirs.push(PathBuf::from(dir));
-    }
-    dirs.push(workspace.join("target"));
-    dirs.iter()
-        .flat_map(|d| [d.join("release/libcranecl.so"), d.join("debug/libcranecl.so")])
-        .find(|p| p.exists())
+    assert!(
+        via_core >= 1 && via_core <= 64,
+        "max sub-group size {via_core} for a work-group of 64"
+    );
 }
 
 #[test]
 fn direct_load_icd_entry_points() {
-    let Some(path) = driver_library() else {
-        assert!(!testing_cranecl(), "libcranecl.so not found: set CRANECL_LIB");
-        eprintln!("skipped: CRANECL_LIB not set for platform {:?}", wanted_platform_name());
+    let Some(lib) = driver_direct() else {
+        assert!(
+            !testing_cranecl(),
+            "libcranecl.so not found: set CRANECL_LIB"
+        );
+        eprintln!(
+            "skipped: CRANECL_LIB not set for platform {:?}",
+            wanted_platform_name()
+        );
         return;
     };
-    // Let the loader load (and initialise) the driver first, as in an application that
-    // uses both paths; the second dlopen then shares that instance.
-    let _ = find_platform();
-    // SAFETY: loading the driver runs its initialisers, which is what a loader does.
-    let lib = unsafe { libloading::Library::new(&path) }
-        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()));
-    // Never unloaded, as loaders never unload drivers: other tests still use it.
-    let lib = Box::leak(Box::new(lib));
     // SAFETY: symbol types follow the cl_khr_icd and core specifications.
     let (get_ext, get_ext_for) = unsafe {
         (
@@ -165,29 +164,45 @@ fn direct_load_icd_entry_points() {
     let icd_name = cstring("clIcdGetPlatformIDsKHR");
     // SAFETY: NUL-terminated name.
     let via_ext = unsafe { get_ext(icd_name.as_ptr()) };
-    assert!(!via_ext.is_null(), "clGetExtensionFunctionAddress(clIcdGetPlatformIDsKHR) is NULL");
+    assert!(
+        !via_ext.is_null(),
+        "clGetExtensionFunctionAddress(clIcdGetPlatformIDsKHR) is NULL"
+    );
     // SAFETY: the name resolves to clIcdGetPlatformIDsKHR's signature.
     let icd_get_ids: GetPlatformIdsFn = unsafe { std::mem::transmute(via_ext) };
     if testing_cranecl() {
         // SAFETY: symbol types follow the cl_khr_icd and core specifications.
         unsafe {
-            lib.get::<GetPlatformIdsFn>(b"clIcdGetPlatformIDsKHR\0").expect("clIcdGetPlatformIDsKHR exported");
-            lib.get::<GetPlatformInfoFn>(b"clGetPlatformInfo\0").expect("clGetPlatformInfo exported");
+            lib.get::<GetPlatformIdsFn>(b"clIcdGetPlatformIDsKHR\0")
+                .expect("clIcdGetPlatformIDsKHR exported");
+            lib.get::<GetPlatformInfoFn>(b"clGetPlatformInfo\0")
+                .expect("clGetPlatformInfo exported");
         }
     }
 
     let mut count: cl_uint = 0;
     // SAFETY: size query with a valid count pointer.
-    check(unsafe { icd_get_ids(0, ptr::null_mut(), &mut count) }, "clIcdGetPlatformIDsKHR").unwrap();
+    check(
+        unsafe { icd_get_ids(0, ptr::null_mut(), &mut count) },
+        "clIcdGetPlatformIDsKHR",
+    )
+    .unwrap();
     assert!(count >= 1, "clIcdGetPlatformIDsKHR reports no platform");
     if testing_cranecl() {
         // Both NULL is CL_INVALID_VALUE per cl_khr_icd (PoCL 3.1 returns CL_SUCCESS).
         // SAFETY: no output pointers are written.
-        assert_eq!(unsafe { icd_get_ids(0, ptr::null_mut(), ptr::null_mut()) }, CL_INVALID_VALUE);
+        assert_eq!(
+            unsafe { icd_get_ids(0, ptr::null_mut(), ptr::null_mut()) },
+            CL_INVALID_VALUE
+        );
     }
     let mut platform: cl_platform_id = ptr::null_mut();
     // SAFETY: room for one platform.
-    check(unsafe { icd_get_ids(1, &mut platform, ptr::null_mut()) }, "clIcdGetPlatformIDsKHR").unwrap();
+    check(
+        unsafe { icd_get_ids(1, &mut platform, ptr::null_mut()) },
+        "clIcdGetPlatformIDsKHR",
+    )
+    .unwrap();
     assert!(!platform.is_null());
 
     // The dispatch table is what the loader calls through: slot 1 is clGetPlatformInfo.
@@ -204,7 +219,10 @@ fn direct_load_icd_entry_points() {
         bytes_to_string("clGetPlatformInfo (direct)", &bytes)
     };
     let ext = info_string(CL_PLATFORM_EXTENSIONS);
-    assert!(ext.split_whitespace().any(|e| e == "cl_khr_icd"), "extensions lack cl_khr_icd: {ext}");
+    assert!(
+        ext.split_whitespace().any(|e| e == "cl_khr_icd"),
+        "extensions lack cl_khr_icd: {ext}"
+    );
     let suffix = info_string(CL_PLATFORM_ICD_SUFFIX_KHR);
     if testing_cranecl() {
         assert_eq!(suffix, "cranecl");
@@ -212,12 +230,19 @@ fn direct_load_icd_entry_points() {
 
     let mut again: cl_platform_id = ptr::null_mut();
     // SAFETY: room for one platform.
-    check(unsafe { icd_get_ids(1, &mut again, ptr::null_mut()) }, "clIcdGetPlatformIDsKHR again").unwrap();
+    check(
+        unsafe { icd_get_ids(1, &mut again, ptr::null_mut()) },
+        "clIcdGetPlatformIDsKHR again",
+    )
+    .unwrap();
     assert_eq!(again, platform, "a second call returns another platform");
 
     // SAFETY: valid platform and NUL-terminated name.
     let via_platform = unsafe { get_ext_for(platform, icd_name.as_ptr()) };
-    assert!(!via_platform.is_null(), "clGetExtensionFunctionAddressForPlatform(clIcdGetPlatformIDsKHR) is NULL");
+    assert!(
+        !via_platform.is_null(),
+        "clGetExtensionFunctionAddressForPlatform(clIcdGetPlatformIDsKHR) is NULL"
+    );
     if testing_cranecl() {
         let sg = cstring("clGetKernelSubGroupInfoKHR");
         // SAFETY: valid platform and NUL-terminated name.

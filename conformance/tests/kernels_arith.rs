@@ -16,14 +16,54 @@ struct IntType {
 }
 
 const INT_TYPES: [IntType; 8] = [
-    IntType { name: "char", unsigned: "uchar", bits: 8, signed: true },
-    IntType { name: "uchar", unsigned: "uchar", bits: 8, signed: false },
-    IntType { name: "short", unsigned: "ushort", bits: 16, signed: true },
-    IntType { name: "ushort", unsigned: "ushort", bits: 16, signed: false },
-    IntType { name: "int", unsigned: "uint", bits: 32, signed: true },
-    IntType { name: "uint", unsigned: "uint", bits: 32, signed: false },
-    IntType { name: "long", unsigned: "ulong", bits: 64, signed: true },
-    IntType { name: "ulong", unsigned: "ulong", bits: 64, signed: false },
+    IntType {
+        name: "char",
+        unsigned: "uchar",
+        bits: 8,
+        signed: true,
+    },
+    IntType {
+        name: "uchar",
+        unsigned: "uchar",
+        bits: 8,
+        signed: false,
+    },
+    IntType {
+        name: "short",
+        unsigned: "ushort",
+        bits: 16,
+        signed: true,
+    },
+    IntType {
+        name: "ushort",
+        unsigned: "ushort",
+        bits: 16,
+        signed: false,
+    },
+    IntType {
+        name: "int",
+        unsigned: "uint",
+        bits: 32,
+        signed: true,
+    },
+    IntType {
+        name: "uint",
+        unsigned: "uint",
+        bits: 32,
+        signed: false,
+    },
+    IntType {
+        name: "long",
+        unsigned: "ulong",
+        bits: 64,
+        signed: true,
+    },
+    IntType {
+        name: "ulong",
+        unsigned: "ulong",
+        bits: 64,
+        signed: false,
+    },
 ];
 
 impl IntType {
@@ -48,7 +88,10 @@ impl IntType {
 
     fn encode(&self, values: &[i128]) -> Vec<u8> {
         let n = (self.bits / 8) as usize;
-        values.iter().flat_map(|v| v.to_le_bytes()[..n].to_vec()).collect()
+        values
+            .iter()
+            .flat_map(|v| v.to_le_bytes()[..n].to_vec())
+            .collect()
     }
 
     fn decode(&self, bytes: &[u8]) -> Vec<i128> {
@@ -200,7 +243,20 @@ kernel void ops(global const float* a, global const float* b, global float* o) {
     let mut rng = TestRng::new(99);
     let mut xs: Vec<f32> = rng.vec(512, |r| r.f32_in(-1000.0, 1000.0));
     let mut ys: Vec<f32> = rng.vec(512, |r| r.f32_in(-10.0, 10.0));
-    let specials = [0.5f32, -0.5, 1.5, 2.5, -2.5, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, 1e-40, f32::MAX, 3.0];
+    let specials = [
+        0.5f32,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-40,
+        f32::MAX,
+        3.0,
+    ];
     for (k, s) in specials.iter().enumerate() {
         xs[k] = *s;
         ys[k + 20] = *s;
@@ -211,7 +267,9 @@ kernel void ops(global const float* a, global const float* b, global float* o) {
     let o = ctx.buffer_zeroed::<f32>(n * F32_OPS);
     run_with_buffers(&ctx, src, "", "ops", &[&a, &b, &o], &[n], None);
     let got: Vec<f32> = ctx.read(&o, n * F32_OPS);
-    let denorms = device_info::<cl_ulong>(ctx.device, CL_DEVICE_SINGLE_FP_CONFIG).unwrap() & CL_FP_DENORM != 0;
+    let denorms = device_info::<cl_ulong>(ctx.device, CL_DEVICE_SINGLE_FP_CONFIG).unwrap()
+        & CL_FP_DENORM
+        != 0;
     for k in 0..n {
         let (x, y) = (xs[k], ys[k]);
         let want = [
@@ -234,9 +292,15 @@ kernel void ops(global const float* a, global const float* b, global float* o) {
             let g = got[k * F32_OPS + op];
             let ok = g.to_bits() == want[op].to_bits()
                 || (g.is_nan() && want[op].is_nan())
-                || (!denorms && (want[op].abs() < f32::MIN_POSITIVE || x.abs() < f32::MIN_POSITIVE) && g.abs() <= f32::MIN_POSITIVE)
+                || (!denorms
+                    && (want[op].abs() < f32::MIN_POSITIVE || x.abs() < f32::MIN_POSITIVE)
+                    && g.abs() <= f32::MIN_POSITIVE)
                 || (op == 3 || op == 4) && g == want[op];
-            assert!(ok, "float op {op} with x={x:e} y={y:e}: got {g:e}, want {:e}", want[op]);
+            assert!(
+                ok,
+                "float op {op} with x={x:e} y={y:e}: got {g:e}, want {:e}",
+                want[op]
+            );
         }
     }
 }
@@ -263,7 +327,12 @@ kernel void ops(global const float* a, global const float* b, global float* o) {
         let d = ulp_distance_f32(got[2 * k], xs[k] / ys[k]);
         assert!(d <= 3, "{} / {} = {} ({d} ulp)", xs[k], ys[k], got[2 * k]);
         let d = ulp_distance_f32(got[2 * k + 1], xs[k].abs().sqrt());
-        assert!(d <= 3, "sqrt({}) = {} ({d} ulp)", xs[k].abs(), got[2 * k + 1]);
+        assert!(
+            d <= 3,
+            "sqrt({}) = {} ({d} ulp)",
+            xs[k].abs(),
+            got[2 * k + 1]
+        );
     }
 }
 
@@ -290,8 +359,16 @@ kernel void k(global const float* a, global float* o, global const double* da, g
     let da = ctx.buffer_from(&dinput);
     let od = ctx.buffer_zeroed::<f64>(1);
     run_with_buffers(&ctx, src, "", "k", &[&a, &o, &da, &od], &[1], None);
-    assert_eq!(ctx.read::<f32>(&o, 1)[0], -(2f32.powi(-46)), "f32 fma must not round the product");
-    assert_eq!(ctx.read::<f64>(&od, 1)[0], -(2f64.powi(-104)), "f64 fma must not round the product");
+    assert_eq!(
+        ctx.read::<f32>(&o, 1)[0],
+        -(2f32.powi(-46)),
+        "f32 fma must not round the product"
+    );
+    assert_eq!(
+        ctx.read::<f64>(&od, 1)[0],
+        -(2f64.powi(-104)),
+        "f64 fma must not round the product"
+    );
 }
 
 #[test]
@@ -316,8 +393,12 @@ kernel void ops(global const double* a, global const double* b, global double* o
 }
 "#;
     let mut rng = TestRng::new(77);
-    let xs: Vec<f64> = (0..256).map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 40) as f64 - 4096.0).collect();
-    let mut ys: Vec<f64> = (0..256).map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 45) as f64 + 0.125).collect();
+    let xs: Vec<f64> = (0..256)
+        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 40) as f64 - 4096.0)
+        .collect();
+    let mut ys: Vec<f64> = (0..256)
+        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 45) as f64 + 0.125)
+        .collect();
     ys[3] = xs[3];
     let a = ctx.buffer_from(&xs);
     let b = ctx.buffer_from(&ys);
@@ -326,10 +407,24 @@ kernel void ops(global const double* a, global const double* b, global double* o
     let got: Vec<f64> = ctx.read(&o, 256 * 8);
     for k in 0..256 {
         let (x, y) = (xs[k], ys[k]);
-        let want = [x + y, x - y, x * y, x / y, x.abs().sqrt(), x.floor(), x.max(y), (x < y) as u8 as f64 + 2.0 * (x == y) as u8 as f64];
+        let want = [
+            x + y,
+            x - y,
+            x * y,
+            x / y,
+            x.abs().sqrt(),
+            x.floor(),
+            x.max(y),
+            (x < y) as u8 as f64 + 2.0 * (x == y) as u8 as f64,
+        ];
         for op in 0..8 {
             // Double division and sqrt are correctly rounded in OpenCL (0 ulp).
-            assert_eq!(got[k * 8 + op].to_bits(), want[op].to_bits(), "double op {op} x={x} y={y}: {}", got[k * 8 + op]);
+            assert_eq!(
+                got[k * 8 + op].to_bits(),
+                want[op].to_bits(),
+                "double op {op} x={x} y={y}: {}",
+                got[k * 8 + op]
+            );
         }
     }
 }
@@ -377,7 +472,10 @@ kernel void k(global const float* a, global const float* b, global int* o, globa
         ];
         assert_eq!(&got[k * 8..k * 8 + 8], &want, "x={x} y={y}");
         let want_sel = if x > y { y } else { x };
-        assert!(sel[k].to_bits() == want_sel.to_bits() || sel[k].is_nan() && want_sel.is_nan(), "select x={x} y={y}");
+        assert!(
+            sel[k].to_bits() == want_sel.to_bits() || sel[k].is_nan() && want_sel.is_nan(),
+            "select x={x} y={y}"
+        );
     }
 }
 
@@ -409,9 +507,41 @@ kernel void k(global const float* a, global const int* b, global int* oi, global
 }
 "#;
     let xs: Vec<f32> = vec![
-        1.5, 2.5, -1.5, -2.5, 0.49999997, 1e10, -1e10, f32::NAN, 3.7, -3.7, 123456.5, -0.0, 2147483520.0, 4e9, 0.0, 7.0,
+        1.5,
+        2.5,
+        -1.5,
+        -2.5,
+        0.49999997,
+        1e10,
+        -1e10,
+        f32::NAN,
+        3.7,
+        -3.7,
+        123456.5,
+        -0.0,
+        2147483520.0,
+        4e9,
+        0.0,
+        7.0,
     ];
-    let ns: Vec<i32> = vec![0, 1, -1, 255, 256, -129, 40000, -40000, i32::MAX, i32::MIN, 127, 128, 16777217, -16777217, 1000, -7];
+    let ns: Vec<i32> = vec![
+        0,
+        1,
+        -1,
+        255,
+        256,
+        -129,
+        40000,
+        -40000,
+        i32::MAX,
+        i32::MIN,
+        127,
+        128,
+        16777217,
+        -16777217,
+        1000,
+        -7,
+    ];
     let n = xs.len();
     let a = ctx.buffer_from(&xs);
     let b = ctx.buffer_from(&ns);
@@ -433,7 +563,8 @@ kernel void k(global const float* a, global const int* b, global int* oi, global
         let x = xs[k];
         let m = ns[k];
         let xd = x as f64;
-        let in_range = xd.is_finite() && xd.trunc() >= i32::MIN as f64 && xd.trunc() <= i32::MAX as f64;
+        let in_range =
+            xd.is_finite() && xd.trunc() >= i32::MIN as f64 && xd.trunc() <= i32::MAX as f64;
         if in_range {
             assert_eq!(gi[k * 8], xd.trunc() as i32, "(int){x}");
             assert_eq!(gi[k * 8 + 1], xd.round_ties_even() as i32, "rte {x}");
@@ -442,17 +573,37 @@ kernel void k(global const float* a, global const int* b, global int* oi, global
         }
         assert_eq!(gi[k * 8 + 4], sat_i32(xd.trunc()), "convert_int_sat({x})");
         assert_eq!(gi[k * 8 + 5], m.clamp(0, 255), "convert_uchar_sat({m})");
-        assert_eq!(gi[k * 8 + 6], m.clamp(i16::MIN as i32, i16::MAX as i32), "convert_short_sat({m})");
+        assert_eq!(
+            gi[k * 8 + 6],
+            m.clamp(i16::MIN as i32, i16::MAX as i32),
+            "convert_short_sat({m})"
+        );
         assert_eq!(gi[k * 8 + 7], m as i8 as i32, "(char){m}");
         assert_eq!(gf[k * 3].to_bits(), (m as f32).to_bits(), "(float){m}");
-        assert_eq!(gf[k * 3 + 1].to_bits(), (((m as u32 as u64) << 20) as f32).to_bits(), "convert_float(ulong)");
-        assert_eq!(gf[k * 3 + 2].to_bits(), ((m as i64 * 1000003) as f32).to_bits(), "(float)long");
+        assert_eq!(
+            gf[k * 3 + 1].to_bits(),
+            (((m as u32 as u64) << 20) as f32).to_bits(),
+            "convert_float(ulong)"
+        );
+        assert_eq!(
+            gf[k * 3 + 2].to_bits(),
+            ((m as i64 * 1000003) as f32).to_bits(),
+            "(float)long"
+        );
         assert_eq!(gu[k * 3], m as u32, "(uint){m}");
         // OpenCL C 6.4.3.3: saturated conversions turn NaN into 0 (the Intel CPU
         // runtime gives UINT_MAX here; PoCL follows the spec).
-        let sat_u = if xd.is_nan() { 0 } else { xd.trunc().clamp(0.0, u32::MAX as f64) as u32 };
+        let sat_u = if xd.is_nan() {
+            0
+        } else {
+            xd.trunc().clamp(0.0, u32::MAX as f64) as u32
+        };
         assert_eq!(gu[k * 3 + 1], sat_u, "convert_uint_sat({x})");
-        assert_eq!(gu[k * 3 + 2], ((m as i64 as u64) >> 32) as u32, "sign extension of {m}");
+        assert_eq!(
+            gu[k * 3 + 2],
+            ((m as i64 as u64) >> 32) as u32,
+            "sign extension of {m}"
+        );
     }
 }
 
@@ -470,7 +621,16 @@ kernel void k(global const double* a, global float* of, global long* ol, global 
     od[i] = (double)(float)a[i] + (double)(long)(a[i] / 3.0);
 }
 "#;
-    let xs = [1.0f64 / 3.0, 1e300, -1e300, 16777217.0, 0.1, -2.75, 9.3e18, 1e-320];
+    let xs = [
+        1.0f64 / 3.0,
+        1e300,
+        -1e300,
+        16777217.0,
+        0.1,
+        -2.75,
+        9.3e18,
+        1e-320,
+    ];
     let a = ctx.buffer_from(&xs);
     let of = ctx.buffer_zeroed::<f32>(8);
     let ol = ctx.buffer_zeroed::<i64>(8);
@@ -484,7 +644,11 @@ kernel void k(global const double* a, global float* of, global long* ol, global 
         assert_eq!(gf[k].to_bits(), (x as f32).to_bits(), "(float){x}");
         assert_eq!(gl[k], x as i64, "convert_long_sat({x})"); // Rust `as` saturates too.
         if (x / 3.0).abs() < 9e18 {
-            assert_eq!(gd[k], (x as f32) as f64 + ((x / 3.0) as i64) as f64, "mixed conversion of {x}");
+            assert_eq!(
+                gd[k],
+                (x as f32) as f64 + ((x / 3.0) as i64) as f64,
+                "mixed conversion of {x}"
+            );
         }
     }
 }
@@ -512,7 +676,14 @@ kernel void k(global const float4* a, global const int8* b, global float4* of, g
 "#;
     let n = 32;
     let mut rng = TestRng::new(3);
-    let xs: Vec<[f32; 4]> = rng.vec(n, |r| [r.f32_in(-4.0, 4.0), r.f32_in(-4.0, 4.0), r.f32_in(-4.0, 4.0), r.f32_in(-4.0, 4.0)]);
+    let xs: Vec<[f32; 4]> = rng.vec(n, |r| {
+        [
+            r.f32_in(-4.0, 4.0),
+            r.f32_in(-4.0, 4.0),
+            r.f32_in(-4.0, 4.0),
+            r.f32_in(-4.0, 4.0),
+        ]
+    });
     let ns: Vec<[i32; 8]> = rng.vec(n, |r| {
         let mut v = [0i32; 8];
         for e in v.iter_mut() {
@@ -527,7 +698,15 @@ kernel void k(global const float4* a, global const int8* b, global float4* of, g
     let oi = ctx.buffer_zeroed::<[i32; 8]>(n * 2);
     let oc = ctx.buffer_zeroed::<[u8; 16]>(n);
     let os = ctx.buffer_from(&scratch);
-    run_with_buffers(&ctx, src, "", "k", &[&a, &b, &of, &oi, &oc, &os], &[n], None);
+    run_with_buffers(
+        &ctx,
+        src,
+        "",
+        "k",
+        &[&a, &b, &of, &oi, &oc, &os],
+        &[n],
+        None,
+    );
     let gf: Vec<[f32; 4]> = ctx.read(&of, n * 3);
     let gi: Vec<[i32; 8]> = ctx.read(&oi, n * 2);
     let gc: Vec<[u8; 16]> = ctx.read(&oc, n);
@@ -538,20 +717,39 @@ kernel void k(global const float4* a, global const int8* b, global float4* of, g
         let add = [1.0f32, 2.0, 3.0, 4.0];
         for c in 0..4 {
             let want = x[c] * x[3 - c] + add[c];
-            assert!((gf[3 * k][c] - want).abs() <= 1e-5 * want.abs().max(1.0), "mad lane {c}");
-            assert_eq!(gf[3 * k + 1][c], if x[c] < 0.0 { -x[c] } else { x[c] }, "vector select lane {c}");
+            assert!(
+                (gf[3 * k][c] - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "mad lane {c}"
+            );
+            assert_eq!(
+                gf[3 * k + 1][c],
+                if x[c] < 0.0 { -x[c] } else { x[c] },
+                "vector select lane {c}"
+            );
         }
         let lo_swz = [m[1], m[0], m[3], m[2]];
         for c in 0..4 {
-            assert_eq!(gf[3 * k + 2][c], m[4 + c] as f32 + lo_swz[c] as f32, "hi/lo/swizzle lane {c}");
+            assert_eq!(
+                gf[3 * k + 2][c],
+                m[4 + c] as f32 + lo_swz[c] as f32,
+                "hi/lo/swizzle lane {c}"
+            );
         }
         for c in 0..8 {
-            assert_eq!(gi[2 * k][c], if m[c] > 0 { -1 } else { 0 }, "vector compare is -1/0");
+            assert_eq!(
+                gi[2 * k][c],
+                if m[c] > 0 { -1 } else { 0 },
+                "vector compare is -1/0"
+            );
         }
         let eo = [m[0], m[2], m[4], m[6], m[1], m[3], m[5], m[7]];
         for c in 0..8 {
             let bits = x[c % 4].to_bits() as i32;
-            assert_eq!(gi[2 * k + 1][c], eo[c].wrapping_add(bits), "even/odd lane {c}");
+            assert_eq!(
+                gi[2 * k + 1][c],
+                eo[c].wrapping_add(bits),
+                "even/odd lane {c}"
+            );
         }
         let lo_bytes: Vec<u8> = m[..4].iter().flat_map(|v| v.to_le_bytes()).collect();
         for c in 0..16 {
@@ -559,7 +757,11 @@ kernel void k(global const float4* a, global const int8* b, global float4* of, g
         }
         let base = (k * 8) as f32;
         let v = [base + 4.0, base + 5.0, base + 6.0, base + 7.0];
-        assert_eq!(&gs[k * 8..k * 8 + 4], &[v[0] * 2.0, v[0] * 2.0, v[1] * 2.0, v[1] * 2.0], "vload4/vstore4");
+        assert_eq!(
+            &gs[k * 8..k * 8 + 4],
+            &[v[0] * 2.0, v[0] * 2.0, v[1] * 2.0, v[1] * 2.0],
+            "vload4/vstore4"
+        );
         assert_eq!(&gs[k * 8 + 4..k * 8 + 8], &v, "vstore4 leaves the rest");
     }
 }
@@ -580,7 +782,11 @@ kernel void k(global float* o, float4 f, int2 n, uchar3 c, double2 d) {
     }
     let kernel = ctx.kernel(src, "", "k");
     let out = ctx.buffer_zeroed::<f32>(4);
-    kernel.arg_buffer(0, &out).arg(1, [1.0f32, 2.0, 3.0, 4.0]).arg(2, [50i32, 8]).arg(4, [1.5f64, -4.0]);
+    kernel
+        .arg_buffer(0, &out)
+        .arg(1, [1.0f32, 2.0, 3.0, 4.0])
+        .arg(2, [50i32, 8])
+        .arg(4, [1.5f64, -4.0]);
     // uchar3 has the size (and alignment) of uchar4.
     kernel.arg(3, [1u8, 2, 250, 99]);
     ctx.run(&kernel, &[1], None);

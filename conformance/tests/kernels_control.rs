@@ -42,12 +42,20 @@ kernel void k(global const int* in, global int* out) {
     let got = map_int(&ctx, src, &input, 1);
     for (k, &x) in input.iter().enumerate() {
         let want = if x & 1 != 0 {
-            if x % 3 == 0 { x * 3 } else { x + 100 }
+            if x % 3 == 0 {
+                x * 3
+            } else {
+                x + 100
+            }
         } else if x > 500 {
             -x
         } else {
             let r = x / 2;
-            if r & 4 != 0 { r + 1000 } else { r }
+            if r & 4 != 0 {
+                r + 1000
+            } else {
+                r
+            }
         };
         assert_eq!(got[k], want, "x = {x}");
     }
@@ -245,9 +253,21 @@ kernel void k(global const S* in, global S* out, S by_value) {
 fn structs_in_buffers_and_by_value() {
     let ctx = DeviceContext::new();
     let input: Vec<S> = (0..64)
-        .map(|n| S { f: n as f32 * 0.25, i: n * 7, l: 1 << 40 | n as i64, s: n as i16 * 100, c: n as i8, u: 250, k: n as u32 })
+        .map(|n| S {
+            f: n as f32 * 0.25,
+            i: n * 7,
+            l: 1 << 40 | n as i64,
+            s: n as i16 * 100,
+            c: n as i8,
+            u: 250,
+            k: n as u32,
+        })
         .collect();
-    let by_value = S { f: 1.5, i: 3, ..S::default() };
+    let by_value = S {
+        f: 1.5,
+        i: 3,
+        ..S::default()
+    };
     let a = ctx.buffer_from(&input);
     let o = ctx.buffer_zeroed::<S>(64);
     let kernel = ctx.kernel(STRUCT_SRC, "", "k");
@@ -321,7 +341,11 @@ kernel void k(global const int* in, global int* out) {
         let c = if x & 1 != 0 { classify } else { gcd(x + 1, 12) };
         let t = (x & 7) as f32;
         let p = (3.0 * t + 2.0) * t + 1.0;
-        assert_eq!(&got[3 * k..3 * k + 3], &[c, p as i32, gcd(x, 48)], "x = {x}");
+        assert_eq!(
+            &got[3 * k..3 * k + 3],
+            &[c, p as i32, gcd(x, 48)],
+            "x = {x}"
+        );
     }
 }
 

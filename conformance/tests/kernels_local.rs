@@ -21,12 +21,19 @@ kernel void k(global const int* in, global int* out, local int* tmp) {
         let a = ctx.buffer_from(&input);
         let o = ctx.buffer_zeroed::<i32>(n);
         let kernel = ctx.kernel(src, "", "k");
-        kernel.arg_buffer(0, &a).arg_buffer(1, &o).arg_local(2, local * 4);
+        kernel
+            .arg_buffer(0, &a)
+            .arg_buffer(1, &o)
+            .arg_local(2, local * 4);
         ctx.run(&kernel, &[n], Some(&[local]));
         let got: Vec<i32> = ctx.read(&o, n);
         for g in 0..n / local {
             for l in 0..local {
-                assert_eq!(got[g * local + l], input[g * local + local - 1 - l], "local {local}, group {g}, item {l}");
+                assert_eq!(
+                    got[g * local + l],
+                    input[g * local + local - 1 - l],
+                    "local {local}, group {g}, item {l}"
+                );
             }
         }
     }
@@ -55,7 +62,10 @@ fn tree_reduction_with_barriers_in_a_loop() {
         let a = ctx.buffer_from(&input);
         let o = ctx.buffer_zeroed::<f32>(groups);
         let kernel = ctx.kernel(REDUCE_SRC, "", "reduce");
-        kernel.arg_buffer(0, &a).arg_buffer(1, &o).arg_local(2, local * 4);
+        kernel
+            .arg_buffer(0, &a)
+            .arg_buffer(1, &o)
+            .arg_local(2, local * 4);
         ctx.run(&kernel, &[n], Some(&[local]));
         let got: Vec<f32> = ctx.read(&o, groups);
         for g in 0..groups {
@@ -140,7 +150,12 @@ kernel void k(global int* out, local int* a, local short* b, local double* unuse
     let local = 16usize;
     let groups = 64usize;
     let out = ctx.buffer_zeroed::<i32>(local * groups);
-    kernel.arg_buffer(0, &out).arg_local(1, local * 4).arg_local(2, local * 2).arg_local(3, 8).arg_local(4, local * 4);
+    kernel
+        .arg_buffer(0, &out)
+        .arg_local(1, local * 4)
+        .arg_local(2, local * 2)
+        .arg_local(3, 8)
+        .arg_local(4, local * 4);
     ctx.run(&kernel, &[local * groups], Some(&[local]));
     let got: Vec<i32> = ctx.read(&out, local * groups);
     for g in 0..groups as i32 {
@@ -177,13 +192,20 @@ kernel void k(global const int* iters, global int* out, local int* acc) {
     let a = ctx.buffer_from(&iters);
     let o = ctx.buffer_zeroed::<i32>(groups * local);
     let kernel = ctx.kernel(src, "", "k");
-    kernel.arg_buffer(0, &a).arg_buffer(1, &o).arg_local(2, local * 4);
+    kernel
+        .arg_buffer(0, &a)
+        .arg_buffer(1, &o)
+        .arg_local(2, local * 4);
     ctx.run(&kernel, &[groups * local], Some(&[local]));
     let got: Vec<i32> = ctx.read(&o, groups * local);
     for g in 0..groups {
         let steps = iters[g].min(101);
         for l in 0..local {
-            assert_eq!(got[g * local + l], steps * 1000 + steps, "group {g} item {l}");
+            assert_eq!(
+                got[g * local + l],
+                steps * 1000 + steps,
+                "group {g} item {l}"
+            );
         }
     }
 }
@@ -208,7 +230,11 @@ kernel void transpose(global const float* in, global float* out, int width, int 
     let a = ctx.buffer_from(&input);
     let o = ctx.buffer_zeroed::<f32>(w * h);
     let kernel = ctx.kernel(src, "", "transpose");
-    kernel.arg_buffer(0, &a).arg_buffer(1, &o).arg(2, w as i32).arg(3, h as i32);
+    kernel
+        .arg_buffer(0, &a)
+        .arg_buffer(1, &o)
+        .arg(2, w as i32)
+        .arg(3, h as i32);
     ctx.run(&kernel, &[w, h], Some(&[8, 8]));
     let got: Vec<f32> = ctx.read(&o, w * h);
     for y in 0..h {

@@ -28,7 +28,13 @@ kernel void ids(global uint* out) {
 /// Runs the built-ins kernel and checks every value against the host model of the
 /// ND-range. `local` = None lets the driver choose; the check then reads the local size
 /// from work-item 0 and verifies consistency.
-fn check_builtins(ctx: &DeviceContext, options: &str, offset: &[usize], global: &[usize], local: Option<&[usize]>) {
+fn check_builtins(
+    ctx: &DeviceContext,
+    options: &str,
+    offset: &[usize],
+    global: &[usize],
+    local: Option<&[usize]>,
+) {
     let dims = global.len();
     let total: usize = global.iter().product();
     let kernel = ctx.kernel(BUILTINS_SRC, options, "ids");
@@ -69,8 +75,14 @@ fn check_builtins(ctx: &DeviceContext, options: &str, offset: &[usize], global: 
                     let group = p[d] / l[d];
                     let groups = g[d].div_ceil(l[d]);
                     // The last group of a ragged dimension is smaller.
-                    let this_local = if group == groups - 1 && g[d] % l[d] != 0 { g[d] % l[d] } else { l[d] };
-                    let what = |name: &str| format!("{name}({d}) at {p:?}, global {g:?}, local {l:?}, offset {o:?}");
+                    let this_local = if group == groups - 1 && g[d] % l[d] != 0 {
+                        g[d] % l[d]
+                    } else {
+                        l[d]
+                    };
+                    let what = |name: &str| {
+                        format!("{name}({d}) at {p:?}, global {g:?}, local {l:?}, offset {o:?}")
+                    };
                     assert_eq!(r[d] as usize, gid, "{}", what("get_global_id"));
                     assert_eq!(r[3 + d] as usize, p[d] % l[d], "{}", what("get_local_id"));
                     assert_eq!(r[6 + d] as usize, group, "{}", what("get_group_id"));
@@ -81,7 +93,11 @@ fn check_builtins(ctx: &DeviceContext, options: &str, offset: &[usize], global: 
                     assert_eq!(r[15 + d] as usize, g[d], "{}", what("get_global_size"));
                 }
                 assert_eq!(r[18] as usize, dims, "get_work_dim");
-                assert_eq!(r[19] as usize, o[0] + 1000 * o[1] + 1_000_000 * o[2], "get_global_offset");
+                assert_eq!(
+                    r[19] as usize,
+                    o[0] + 1000 * o[1] + 1_000_000 * o[2],
+                    "get_global_offset"
+                );
             }
         }
     }
@@ -121,14 +137,27 @@ fn driver_chosen_local_size() {
 #[test]
 fn non_uniform_work_groups() {
     let ctx = DeviceContext::new();
-    let supported: cl_bool = device_info(ctx.device, cranecl_conformance::consts::CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT).unwrap();
+    let supported: cl_bool = device_info(
+        ctx.device,
+        cranecl_conformance::consts::CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
+    )
+    .unwrap();
     let c3 = ctx.try_build("kernel void k() {}", "-cl-std=CL3.0").is_ok();
-    if !require(supported == CL_TRUE && c3, "non-uniform work-groups with -cl-std=CL3.0") {
+    if !require(
+        supported == CL_TRUE && c3,
+        "non-uniform work-groups with -cl-std=CL3.0",
+    ) {
         return;
     }
     check_builtins(&ctx, "-cl-std=CL3.0", &[0], &[100], Some(&[16]));
     check_builtins(&ctx, "-cl-std=CL3.0", &[4, 1], &[10, 7], Some(&[4, 3]));
-    check_builtins(&ctx, "-cl-std=CL3.0", &[0, 0, 0], &[5, 5, 5], Some(&[2, 2, 2]));
+    check_builtins(
+        &ctx,
+        "-cl-std=CL3.0",
+        &[0, 0, 0],
+        &[5, 5, 5],
+        Some(&[2, 2, 2]),
+    );
     // get_enqueued_local_size reports the requested size in every group.
     let src = r#"kernel void k(global uint* o) {
         size_t i = get_global_id(0);
@@ -149,7 +178,8 @@ fn non_uniform_work_groups() {
 #[test]
 fn large_range_covers_every_item_once() {
     let ctx = DeviceContext::new();
-    let src = "kernel void k(global uint* o) { size_t i = get_global_id(0); o[i] += (uint)i * 2u + 1u; }";
+    let src =
+        "kernel void k(global uint* o) { size_t i = get_global_id(0); o[i] += (uint)i * 2u + 1u; }";
     let n = 1 << 20;
     let kernel = ctx.kernel(src, "", "k");
     let out = ctx.buffer_zeroed::<u32>(n);
@@ -157,7 +187,12 @@ fn large_range_covers_every_item_once() {
     ctx.run(&kernel, &[n], None);
     let got: Vec<u32> = ctx.read(&out, n);
     for (i, v) in got.iter().enumerate() {
-        assert_eq!(*v, i as u32 * 2 + 1, "work-item {i} ran {} times", if *v == 0 { 0 } else { 2 });
+        assert_eq!(
+            *v,
+            i as u32 * 2 + 1,
+            "work-item {i} ran {} times",
+            if *v == 0 { 0 } else { 2 }
+        );
     }
 }
 
@@ -179,7 +214,11 @@ fn many_small_enqueues_run_in_order() {
     }
     let raw: Vec<cl_event> = events.iter().map(|e| e.raw()).collect();
     // SAFETY: all events valid.
-    check(unsafe { clWaitForEvents(raw.len() as cl_uint, raw.as_ptr()) }, "clWaitForEvents").unwrap();
+    check(
+        unsafe { clWaitForEvents(raw.len() as cl_uint, raw.as_ptr()) },
+        "clWaitForEvents",
+    )
+    .unwrap();
     for e in &events {
         assert_eq!(e.status().unwrap(), CL_COMPLETE as cl_int);
     }

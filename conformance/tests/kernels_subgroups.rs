@@ -14,12 +14,16 @@ const WIDTHS: [usize; 3] = [4, 8, 16];
 
 /// Whether sub-group tests at width `w` run on this platform.
 fn sub_groups_available(ctx: &DeviceContext, w: Option<usize>) -> bool {
-    let ext = ctx.has_extension("cl_intel_subgroups") && ctx.has_extension("cl_intel_required_subgroup_size");
+    let ext = ctx.has_extension("cl_intel_subgroups")
+        && ctx.has_extension("cl_intel_required_subgroup_size");
     if !require(ext, "cl_intel_subgroups + cl_intel_required_subgroup_size") {
         return false;
     }
     match w {
-        Some(w) => require(ctx.sub_group_sizes().contains(&w), &format!("sub-group width {w}")),
+        Some(w) => require(
+            ctx.sub_group_sizes().contains(&w),
+            &format!("sub-group width {w}"),
+        ),
         None => true,
     }
 }
@@ -66,7 +70,11 @@ fn sub_group_ids_with_partial_last_sub_group() {
             for i in 0..n {
                 let (sg, lane, size) = lane_of(i % local, w, local);
                 let want = [size, w, local.div_ceil(w), sg, lane].map(|v| v as u32);
-                assert_eq!(&got[i * 5..i * 5 + 5], &want, "W={w} local={local} item {i}: [size, max, num, id, lane]");
+                assert_eq!(
+                    &got[i * 5..i * 5 + 5],
+                    &want,
+                    "W={w} local={local} item {i}: [size, max, num, id, lane]"
+                );
             }
         }
     }
@@ -102,7 +110,15 @@ fn sub_group_reduce_add_and_broadcast() {
             let b = ctx.buffer_from(&fs);
             let o = ctx.buffer_zeroed::<i32>(3 * n);
             let fo = ctx.buffer_zeroed::<f32>(2 * n);
-            run_with_buffers(&ctx, &src, OPTS, "k", &[&a, &b, &o, &fo], &[n], Some(&[local]));
+            run_with_buffers(
+                &ctx,
+                &src,
+                OPTS,
+                "k",
+                &[&a, &b, &o, &fo],
+                &[n],
+                Some(&[local]),
+            );
             let got: Vec<i32> = ctx.read(&o, 3 * n);
             let gotf: Vec<f32> = ctx.read(&fo, 2 * n);
             for i in 0..n {
@@ -113,10 +129,22 @@ fn sub_group_reduce_add_and_broadcast() {
                 let fsum: f32 = fs[members.clone()].iter().sum();
                 let what = format!("W={w} local={local} item {i} (sub-group of {size})");
                 assert_eq!(got[3 * i], sum, "sub_group_reduce_add(int) {what}");
-                assert_eq!(got[3 * i + 1], xs[first + size - 1], "sub_group_broadcast(int, last) {what}");
-                assert_eq!(got[3 * i + 2], (size * (size - 1) / 2) as i32, "reduce of lane ids {what}");
+                assert_eq!(
+                    got[3 * i + 1],
+                    xs[first + size - 1],
+                    "sub_group_broadcast(int, last) {what}"
+                );
+                assert_eq!(
+                    got[3 * i + 2],
+                    (size * (size - 1) / 2) as i32,
+                    "reduce of lane ids {what}"
+                );
                 assert_eq!(gotf[2 * i], fsum, "sub_group_reduce_add(float) {what}");
-                assert_eq!(gotf[2 * i + 1], fs[first], "sub_group_broadcast(float, 0) {what}");
+                assert_eq!(
+                    gotf[2 * i + 1],
+                    fs[first],
+                    "sub_group_broadcast(float, 0) {what}"
+                );
             }
         }
     }
@@ -154,7 +182,12 @@ fn intel_shuffles() {
             let o = ctx.buffer_zeroed::<i32>(3 * n);
             let fo = ctx.buffer_zeroed::<f32>(n);
             let kernel = ctx.kernel(&src, OPTS, "k");
-            kernel.arg_buffer(0, &a).arg_buffer(1, &b).arg_buffer(2, &o).arg_buffer(3, &fo).arg(4, mask as i32);
+            kernel
+                .arg_buffer(0, &a)
+                .arg_buffer(1, &b)
+                .arg_buffer(2, &o)
+                .arg_buffer(3, &fo)
+                .arg(4, mask as i32);
             ctx.run(&kernel, &[n], Some(&[local]));
             let got: Vec<i32> = ctx.read(&o, 3 * n);
             let gotf: Vec<f32> = ctx.read(&fo, n);
@@ -163,9 +196,21 @@ fn intel_shuffles() {
                 let base = i - lane;
                 let what = format!("W={w} mask={mask} item {i}");
                 assert_eq!(got[3 * i], xs[base + (lane * 3 + 1) % w], "shuffle {what}");
-                assert_eq!(got[3 * i + 1], xs[base + (lane ^ mask)], "shuffle_xor {what}");
-                assert_eq!(got[3 * i + 2], xs[base + (xs[i] as usize % w)], "data-dependent shuffle {what}");
-                assert_eq!(gotf[i].to_bits(), fs[base + (lane ^ 1)].to_bits(), "float shuffle_xor {what}");
+                assert_eq!(
+                    got[3 * i + 1],
+                    xs[base + (lane ^ mask)],
+                    "shuffle_xor {what}"
+                );
+                assert_eq!(
+                    got[3 * i + 2],
+                    xs[base + (xs[i] as usize % w)],
+                    "data-dependent shuffle {what}"
+                );
+                assert_eq!(
+                    gotf[i].to_bits(),
+                    fs[base + (lane ^ 1)].to_bits(),
+                    "float shuffle_xor {what}"
+                );
             }
         }
     }
@@ -197,7 +242,11 @@ fn shuffle_in_partial_sub_group() {
         for i in 0..n {
             let (sg, lane, size) = lane_of(i % local, w, local);
             let first = (i / local) * local + sg * w;
-            assert_eq!(got[i], xs[first + size - 1 - lane], "W={w} local={local} item {i} (reversal in a sub-group of {size})");
+            assert_eq!(
+                got[i],
+                xs[first + size - 1 - lane],
+                "W={w} local={local} item {i} (reversal in a sub-group of {size})"
+            );
         }
     }
 }
@@ -216,9 +265,16 @@ fn default_width_is_consistent_with_queries() {
     let kernel = ctx.kernel(src, OPTS, "k");
     let local = 64usize;
     let w: usize = kernel
-        .sub_group_info(ctx.device, cranecl_conformance::sys::CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[local])
+        .sub_group_info(
+            ctx.device,
+            cranecl_conformance::sys::CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+            &[local],
+        )
         .unwrap();
-    assert!(ctx.sub_group_sizes().contains(&w), "default width {w} not among the device's sizes");
+    assert!(
+        ctx.sub_group_sizes().contains(&w),
+        "default width {w} not among the device's sizes"
+    );
     let n = local * 4;
     let xs: Vec<i32> = (0..n as i32).collect();
     let a = ctx.buffer_from(&xs);
@@ -259,12 +315,18 @@ fn sub_group_ops_with_barriers_and_local_memory() {
         let a = ctx.buffer_from(&xs);
         let o = ctx.buffer_zeroed::<i32>(n);
         let kernel = ctx.kernel(&src, OPTS, "k");
-        kernel.arg_buffer(0, &a).arg_buffer(1, &o).arg_local(2, 4 * local / w);
+        kernel
+            .arg_buffer(0, &a)
+            .arg_buffer(1, &o)
+            .arg_local(2, 4 * local / w);
         ctx.run(&kernel, &[n], Some(&[local]));
         let got: Vec<i32> = ctx.read(&o, n);
         for g in 0..6 {
             let want: i32 = xs[g * local..(g + 1) * local].iter().sum();
-            assert!(got[g * local..(g + 1) * local].iter().all(|&v| v == want), "W={w} group {g}");
+            assert!(
+                got[g * local..(g + 1) * local].iter().all(|&v| v == want),
+                "W={w} group {g}"
+            );
         }
     }
 }

@@ -12,13 +12,21 @@ const NAME_VERSION_SIZE: usize = 4 + 64;
 
 /// Decodes an array of `cl_name_version`.
 fn name_versions(bytes: &[u8]) -> Vec<(String, u32)> {
-    assert_eq!(bytes.len() % NAME_VERSION_SIZE, 0, "not an array of cl_name_version: {} bytes", bytes.len());
+    assert_eq!(
+        bytes.len() % NAME_VERSION_SIZE,
+        0,
+        "not an array of cl_name_version: {} bytes",
+        bytes.len()
+    );
     bytes
         .chunks(NAME_VERSION_SIZE)
         .map(|c| {
             let version = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
             let name = &c[4..];
-            let end = name.iter().position(|&b| b == 0).expect("cl_name_version name not NUL-terminated");
+            let end = name
+                .iter()
+                .position(|&b| b == 0)
+                .expect("cl_name_version name not NUL-terminated");
             (String::from_utf8_lossy(&name[..end]).into_owned(), version)
         })
         .collect()
@@ -27,14 +35,27 @@ fn name_versions(bytes: &[u8]) -> Vec<(String, u32)> {
 #[test]
 fn platform_strings() {
     let p = find_platform();
-    assert_eq!(platform_info_string(p, CL_PLATFORM_PROFILE).unwrap(), "FULL_PROFILE");
+    assert_eq!(
+        platform_info_string(p, CL_PLATFORM_PROFILE).unwrap(),
+        "FULL_PROFILE"
+    );
     let version = platform_info_string(p, CL_PLATFORM_VERSION).unwrap();
-    assert!(version.starts_with("OpenCL "), "CL_PLATFORM_VERSION {version:?}");
+    assert!(
+        version.starts_with("OpenCL "),
+        "CL_PLATFORM_VERSION {version:?}"
+    );
     let name = platform_info_string(p, CL_PLATFORM_NAME).unwrap();
-    assert!(name.to_lowercase().contains(&wanted_platform_name().to_lowercase()));
-    assert!(!platform_info_string(p, CL_PLATFORM_VENDOR).unwrap().is_empty());
+    assert!(name
+        .to_lowercase()
+        .contains(&wanted_platform_name().to_lowercase()));
+    assert!(!platform_info_string(p, CL_PLATFORM_VENDOR)
+        .unwrap()
+        .is_empty());
     if testing_cranecl() {
-        assert!(version.starts_with("OpenCL 3.0 "), "CL_PLATFORM_VERSION {version:?}");
+        assert!(
+            version.starts_with("OpenCL 3.0 "),
+            "CL_PLATFORM_VERSION {version:?}"
+        );
     }
 }
 
@@ -42,21 +63,36 @@ fn platform_strings() {
 fn platform_numeric_version_and_extensions_with_version() {
     let p = find_platform();
     let bytes = platform_info_bytes(p, CL_PLATFORM_NUMERIC_VERSION).unwrap();
-    assert_eq!(bytes.len(), 4, "CL_PLATFORM_NUMERIC_VERSION is a cl_version (4 bytes)");
+    assert_eq!(
+        bytes.len(),
+        4,
+        "CL_PLATFORM_NUMERIC_VERSION is a cl_version (4 bytes)"
+    );
     let version = from_bytes::<u32>(&bytes)[0];
-    assert!(version >= make_version(3, 0, 0), "numeric version {version:#x}");
+    assert!(
+        version >= make_version(3, 0, 0),
+        "numeric version {version:#x}"
+    );
     let ext: Vec<String> = platform_info_string(p, CL_PLATFORM_EXTENSIONS)
         .unwrap()
         .split_whitespace()
         .map(str::to_string)
         .collect();
-    let with_version = name_versions(&platform_info_bytes(p, CL_PLATFORM_EXTENSIONS_WITH_VERSION).unwrap());
+    let with_version =
+        name_versions(&platform_info_bytes(p, CL_PLATFORM_EXTENSIONS_WITH_VERSION).unwrap());
     let names: Vec<String> = with_version.iter().map(|(n, _)| n.clone()).collect();
     for e in &ext {
-        assert!(names.contains(e), "{e} in CL_PLATFORM_EXTENSIONS but not in ..._WITH_VERSION {names:?}");
+        assert!(
+            names.contains(e),
+            "{e} in CL_PLATFORM_EXTENSIONS but not in ..._WITH_VERSION {names:?}"
+        );
     }
     let timer = platform_info_bytes(p, CL_PLATFORM_HOST_TIMER_RESOLUTION).unwrap();
-    assert_eq!(timer.len(), 8, "CL_PLATFORM_HOST_TIMER_RESOLUTION is a cl_ulong");
+    assert_eq!(
+        timer.len(),
+        8,
+        "CL_PLATFORM_HOST_TIMER_RESOLUTION is a cl_ulong"
+    );
 }
 
 #[test]
@@ -65,9 +101,20 @@ fn platform_info_size_protocol() {
     let name = platform_info_string(p, CL_PLATFORM_NAME).unwrap();
     let mut small = [0u8; 2];
     // SAFETY: buffer of 2 bytes, size given as 2.
-    let code = unsafe { clGetPlatformInfo(p, CL_PLATFORM_NAME, 2, small.as_mut_ptr().cast(), ptr::null_mut()) };
+    let code = unsafe {
+        clGetPlatformInfo(
+            p,
+            CL_PLATFORM_NAME,
+            2,
+            small.as_mut_ptr().cast(),
+            ptr::null_mut(),
+        )
+    };
     if name.len() + 1 > 2 {
-        assert_eq!(code, CL_INVALID_VALUE, "too small a buffer must be CL_INVALID_VALUE");
+        assert_eq!(
+            code, CL_INVALID_VALUE,
+            "too small a buffer must be CL_INVALID_VALUE"
+        );
     }
     // SAFETY: an unknown parameter with no output.
     let code = unsafe { clGetPlatformInfo(p, 0x09ff, 0, ptr::null_mut(), ptr::null_mut()) };
@@ -97,7 +144,8 @@ fn device_enumeration() {
         let code = unsafe { clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 0, ptr::null_mut(), &mut count) };
         assert_eq!(code, CL_DEVICE_NOT_FOUND, "no GPU on cranecl");
         // SAFETY: count query.
-        let code = unsafe { clGetDeviceIDs(p, CL_DEVICE_TYPE_DEFAULT, 0, ptr::null_mut(), &mut count) };
+        let code =
+            unsafe { clGetDeviceIDs(p, CL_DEVICE_TYPE_DEFAULT, 0, ptr::null_mut(), &mut count) };
         assert_eq!(code, CL_SUCCESS as cl_int);
         assert_eq!(count, 1);
     }
@@ -106,7 +154,8 @@ fn device_enumeration() {
     let code = unsafe { clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, &mut dev, ptr::null_mut()) };
     assert_eq!(code, CL_INVALID_VALUE);
     // SAFETY: both outputs NULL is CL_INVALID_VALUE.
-    let code = unsafe { clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, ptr::null_mut(), ptr::null_mut()) };
+    let code =
+        unsafe { clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, ptr::null_mut(), ptr::null_mut()) };
     assert_eq!(code, CL_INVALID_VALUE);
     if testing_cranecl() {
         // No such device type bit (PoCL 3.1 answers CL_DEVICE_NOT_FOUND).
@@ -121,7 +170,11 @@ fn device_scalar_queries_have_spec_types() {
     let d = first_device(find_platform());
     let ty: cl_device_type = device_info(d, CL_DEVICE_TYPE).unwrap();
     if testing_cranecl() {
-        assert_eq!(ty & CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_CPU, "device type {ty:#x}");
+        assert_eq!(
+            ty & CL_DEVICE_TYPE_CPU,
+            CL_DEVICE_TYPE_CPU,
+            "device type {ty:#x}"
+        );
     }
     let _vendor_id: cl_uint = device_info(d, CL_DEVICE_VENDOR_ID).unwrap();
     let units: cl_uint = device_info(d, CL_DEVICE_MAX_COMPUTE_UNITS).unwrap();
@@ -129,7 +182,11 @@ fn device_scalar_queries_have_spec_types() {
     let dims: cl_uint = device_info(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS).unwrap();
     assert!(dims >= 3);
     let sizes = from_bytes::<usize>(&device_info_bytes(d, CL_DEVICE_MAX_WORK_ITEM_SIZES).unwrap());
-    assert_eq!(sizes.len(), dims as usize, "CL_DEVICE_MAX_WORK_ITEM_SIZES has one size_t per dimension");
+    assert_eq!(
+        sizes.len(),
+        dims as usize,
+        "CL_DEVICE_MAX_WORK_ITEM_SIZES has one size_t per dimension"
+    );
     let wg: usize = device_info(d, CL_DEVICE_MAX_WORK_GROUP_SIZE).unwrap();
     assert!(wg >= 1 && sizes.iter().all(|&s| s >= 1));
     assert!(sizes[0] <= wg.max(sizes[0]));
@@ -137,15 +194,24 @@ fn device_scalar_queries_have_spec_types() {
     assert_eq!(bits, 64);
     let global: cl_ulong = device_info(d, CL_DEVICE_GLOBAL_MEM_SIZE).unwrap();
     let max_alloc: cl_ulong = device_info(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE).unwrap();
-    assert!(max_alloc >= (global / 4).min(1 << 30).max(128 << 20).min(global), "max alloc {max_alloc} of {global}");
+    assert!(
+        max_alloc >= (global / 4).min(1 << 30).max(128 << 20).min(global),
+        "max alloc {max_alloc} of {global}"
+    );
     let local: cl_ulong = device_info(d, CL_DEVICE_LOCAL_MEM_SIZE).unwrap();
-    assert!(local >= 32 * 1024, "local memory {local} < 32 KiB (FULL_PROFILE minimum)");
+    assert!(
+        local >= 32 * 1024,
+        "local memory {local} < 32 KiB (FULL_PROFILE minimum)"
+    );
     let const_size: cl_ulong = device_info(d, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE).unwrap();
     assert!(const_size >= 64 * 1024);
     let param_size: usize = device_info(d, CL_DEVICE_MAX_PARAMETER_SIZE).unwrap();
     assert!(param_size >= 1024);
     let align: cl_uint = device_info(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN).unwrap();
-    assert!(align >= 8 * 16, "CL_DEVICE_MEM_BASE_ADDR_ALIGN {align} bits is less than a long16");
+    assert!(
+        align >= 8 * 16,
+        "CL_DEVICE_MEM_BASE_ADDR_ALIGN {align} bits is less than a long16"
+    );
     let little: cl_bool = device_info(d, CL_DEVICE_ENDIAN_LITTLE).unwrap();
     assert_eq!(little, CL_TRUE);
     let available: cl_bool = device_info(d, CL_DEVICE_AVAILABLE).unwrap();
@@ -160,12 +226,16 @@ fn device_scalar_queries_have_spec_types() {
     let queue_props: cl_ulong = device_info(d, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES).unwrap();
     let _ = queue_props;
     let fp32: cl_ulong = device_info(d, CL_DEVICE_SINGLE_FP_CONFIG).unwrap();
-    assert_eq!(fp32 & (CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN), CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN);
+    assert_eq!(
+        fp32 & (CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN),
+        CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN
+    );
     let fp64: cl_ulong = device_info(d, CL_DEVICE_DOUBLE_FP_CONFIG).unwrap();
     if testing_cranecl() {
         assert_ne!(fp64 & CL_FP_FMA, 0, "cranecl claims cl_khr_fp64 with FMA");
     }
-    let platform: cl_platform_id = device_info::<usize>(d, CL_DEVICE_PLATFORM).unwrap() as cl_platform_id;
+    let platform: cl_platform_id =
+        device_info::<usize>(d, CL_DEVICE_PLATFORM).unwrap() as cl_platform_id;
     assert_eq!(platform, find_platform());
     let numeric: cl_uint = device_info(d, CL_DEVICE_NUMERIC_VERSION).unwrap();
     assert!(numeric >= make_version(1, 2, 0));
@@ -176,25 +246,38 @@ fn device_scalar_queries_have_spec_types() {
     let _nonuniform: cl_bool = device_info(d, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT).unwrap();
     let _generic: cl_bool = device_info(d, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT).unwrap();
     let _pipes: cl_bool = device_info(d, CL_DEVICE_PIPE_SUPPORT).unwrap();
-    let _wg_collectives: cl_bool = device_info(d, CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT).unwrap();
+    let _wg_collectives: cl_bool =
+        device_info(d, CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT).unwrap();
     let _atomics: cl_ulong = device_info(d, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES).unwrap();
 }
 
 #[test]
 fn device_strings() {
     let d = first_device(find_platform());
-    assert_eq!(device_info_string(d, CL_DEVICE_PROFILE).unwrap(), "FULL_PROFILE");
+    assert_eq!(
+        device_info_string(d, CL_DEVICE_PROFILE).unwrap(),
+        "FULL_PROFILE"
+    );
     let version = device_info_string(d, CL_DEVICE_VERSION).unwrap();
-    assert!(version.starts_with("OpenCL "), "CL_DEVICE_VERSION {version:?}");
+    assert!(
+        version.starts_with("OpenCL "),
+        "CL_DEVICE_VERSION {version:?}"
+    );
     let c_version = device_info_string(d, CL_DEVICE_OPENCL_C_VERSION).unwrap();
-    assert!(c_version.starts_with("OpenCL C "), "CL_DEVICE_OPENCL_C_VERSION {c_version:?}");
+    assert!(
+        c_version.starts_with("OpenCL C "),
+        "CL_DEVICE_OPENCL_C_VERSION {c_version:?}"
+    );
     assert!(!device_info_string(d, CL_DEVICE_NAME).unwrap().is_empty());
     assert!(!device_info_string(d, CL_DEVICE_VENDOR).unwrap().is_empty());
     assert!(!device_info_string(d, CL_DRIVER_VERSION).unwrap().is_empty());
     let _builtins = device_info_string(d, CL_DEVICE_BUILT_IN_KERNELS).unwrap();
     let _il = device_info_string(d, CL_DEVICE_IL_VERSION).unwrap();
     if testing_cranecl() {
-        assert!(version.starts_with("OpenCL 3.0 "), "CL_DEVICE_VERSION {version:?}");
+        assert!(
+            version.starts_with("OpenCL 3.0 "),
+            "CL_DEVICE_VERSION {version:?}"
+        );
         let il = device_info_string(d, CL_DEVICE_IL_VERSION).unwrap();
         assert!(il.contains("SPIR-V_1."), "CL_DEVICE_IL_VERSION {il:?}");
     }
@@ -203,38 +286,75 @@ fn device_strings() {
 #[test]
 fn device_versioned_lists() {
     let d = first_device(find_platform());
-    let ext: Vec<String> =
-        device_info_string(d, CL_DEVICE_EXTENSIONS).unwrap().split_whitespace().map(str::to_string).collect();
-    let with_version = name_versions(&device_info_bytes(d, CL_DEVICE_EXTENSIONS_WITH_VERSION).unwrap());
+    let ext: Vec<String> = device_info_string(d, CL_DEVICE_EXTENSIONS)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let with_version =
+        name_versions(&device_info_bytes(d, CL_DEVICE_EXTENSIONS_WITH_VERSION).unwrap());
     let names: Vec<&str> = with_version.iter().map(|(n, _)| n.as_str()).collect();
     for e in &ext {
-        assert!(names.contains(&e.as_str()), "{e} missing from CL_DEVICE_EXTENSIONS_WITH_VERSION");
+        assert!(
+            names.contains(&e.as_str()),
+            "{e} missing from CL_DEVICE_EXTENSIONS_WITH_VERSION"
+        );
     }
     let c_versions = name_versions(&device_info_bytes(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS).unwrap());
-    assert!(!c_versions.is_empty(), "CL_DEVICE_OPENCL_C_ALL_VERSIONS is empty");
+    assert!(
+        !c_versions.is_empty(),
+        "CL_DEVICE_OPENCL_C_ALL_VERSIONS is empty"
+    );
     let _features = name_versions(&device_info_bytes(d, CL_DEVICE_OPENCL_C_FEATURES).unwrap());
     let ils = name_versions(&device_info_bytes(d, CL_DEVICE_ILS_WITH_VERSION).unwrap());
     if testing_cranecl() {
-        for wanted in ["cl_khr_icd", "cl_khr_fp64", "cl_khr_il_program", "cl_khr_subgroups", "cl_intel_subgroups"] {
-            assert!(ext.iter().any(|e| e == wanted), "cranecl must claim {wanted}; has {ext:?}");
+        for wanted in [
+            "cl_khr_icd",
+            "cl_khr_fp64",
+            "cl_khr_il_program",
+            "cl_khr_subgroups",
+            "cl_intel_subgroups",
+        ] {
+            assert!(
+                ext.iter().any(|e| e == wanted),
+                "cranecl must claim {wanted}; has {ext:?}"
+            );
         }
-        assert!(c_versions.iter().any(|(_, v)| *v == make_version(3, 0, 0)), "no OpenCL C 3.0: {c_versions:?}");
-        assert!(c_versions.iter().any(|(_, v)| *v == make_version(1, 2, 0)), "no OpenCL C 1.2: {c_versions:?}");
-        assert!(ils.iter().any(|(n, _)| n == "SPIR-V"), "no SPIR-V in CL_DEVICE_ILS_WITH_VERSION: {ils:?}");
+        assert!(
+            c_versions.iter().any(|(_, v)| *v == make_version(3, 0, 0)),
+            "no OpenCL C 3.0: {c_versions:?}"
+        );
+        assert!(
+            c_versions.iter().any(|(_, v)| *v == make_version(1, 2, 0)),
+            "no OpenCL C 1.2: {c_versions:?}"
+        );
+        assert!(
+            ils.iter().any(|(n, _)| n == "SPIR-V"),
+            "no SPIR-V in CL_DEVICE_ILS_WITH_VERSION: {ils:?}"
+        );
         let features = name_versions(&device_info_bytes(d, CL_DEVICE_OPENCL_C_FEATURES).unwrap());
-        assert!(features.iter().any(|(n, _)| n == "__opencl_c_subgroups"), "{features:?}");
+        assert!(
+            features.iter().any(|(n, _)| n == "__opencl_c_subgroups"),
+            "{features:?}"
+        );
     }
 }
 
 #[test]
 fn intel_sub_group_sizes() {
     let ctx = DeviceContext::new();
-    if !require(ctx.has_extension("cl_intel_subgroups"), "cl_intel_subgroups") {
+    if !require(
+        ctx.has_extension("cl_intel_subgroups"),
+        "cl_intel_subgroups",
+    ) {
         return;
     }
     let sizes = ctx.sub_group_sizes();
     for w in [4usize, 8, 16] {
-        assert!(sizes.contains(&w), "CL_DEVICE_SUB_GROUP_SIZES_INTEL {sizes:?} lacks {w}");
+        assert!(
+            sizes.contains(&w),
+            "CL_DEVICE_SUB_GROUP_SIZES_INTEL {sizes:?} lacks {w}"
+        );
     }
     let max_sub_groups: cl_uint = device_info(ctx.device, CL_DEVICE_MAX_NUM_SUB_GROUPS).unwrap();
     assert!(max_sub_groups >= 1);
@@ -244,14 +364,21 @@ fn intel_sub_group_sizes() {
 #[test]
 fn every_core_device_query_succeeds() {
     let d = first_device(find_platform());
-    let params = (0x1000u32..=0x1032).chain(0x1034..=0x105E).chain(0x1060..=0x1069).chain(0x106F..=0x1072);
+    let params = (0x1000u32..=0x1032)
+        .chain(0x1034..=0x105E)
+        .chain(0x1060..=0x1069)
+        .chain(0x106F..=0x1072);
     let mut failed = Vec::new();
     for param in params {
         if let Err(e) = device_info_bytes(d, param) {
             failed.push(e.to_string());
         }
     }
-    assert!(failed.is_empty(), "device queries failed:\n{}", failed.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "device queries failed:\n{}",
+        failed.join("\n")
+    );
     // SAFETY: unknown parameter, no output.
     let code = unsafe { clGetDeviceInfo(d, 0x10ff_fff0, 0, ptr::null_mut(), ptr::null_mut()) };
     assert_eq!(code, CL_INVALID_VALUE);
@@ -301,17 +428,34 @@ fn context_and_queue_info() {
 #[test]
 fn context_from_type_and_queue_with_properties() {
     let p = find_platform();
-    let props: [cl_context_properties; 3] = [CL_CONTEXT_PLATFORM as cl_context_properties, p as cl_context_properties, 0];
+    let props: [cl_context_properties; 3] = [
+        CL_CONTEXT_PLATFORM as cl_context_properties,
+        p as cl_context_properties,
+        0,
+    ];
     let mut err = 0;
     // SAFETY: valid property list, no callback.
-    let raw = unsafe { clCreateContextFromType(props.as_ptr(), CL_DEVICE_TYPE_ALL, None, ptr::null_mut(), &mut err) };
+    let raw = unsafe {
+        clCreateContextFromType(
+            props.as_ptr(),
+            CL_DEVICE_TYPE_ALL,
+            None,
+            ptr::null_mut(),
+            &mut err,
+        )
+    };
     check(err, "clCreateContextFromType").unwrap();
     // SAFETY: creation succeeded.
     let context = unsafe { Context::from_raw(raw) };
     let d = first_device(p);
-    let qprops: [cl_queue_properties; 3] = [CL_QUEUE_PROPERTIES as cl_queue_properties, CL_QUEUE_PROFILING_ENABLE, 0];
+    let qprops: [cl_queue_properties; 3] = [
+        CL_QUEUE_PROPERTIES as cl_queue_properties,
+        CL_QUEUE_PROFILING_ENABLE,
+        0,
+    ];
     // SAFETY: valid context/device, zero-terminated properties.
-    let raw = unsafe { clCreateCommandQueueWithProperties(context.raw(), d, qprops.as_ptr(), &mut err) };
+    let raw =
+        unsafe { clCreateCommandQueueWithProperties(context.raw(), d, qprops.as_ptr(), &mut err) };
     check(err, "clCreateCommandQueueWithProperties").unwrap();
     // SAFETY: creation succeeded.
     let _queue = unsafe { Queue::from_raw(raw) };

@@ -63,10 +63,16 @@ fn program_info_after_source_build() {
     })
     .unwrap();
     assert_eq!(num, 2);
-    let mut names: Vec<String> =
-        program_string(&program, CL_PROGRAM_KERNEL_NAMES).split(';').map(str::to_string).collect();
+    let mut names: Vec<String> = program_string(&program, CL_PROGRAM_KERNEL_NAMES)
+        .split(';')
+        .map(str::to_string)
+        .collect();
     names.sort();
-    assert_eq!(names, vec!["first", "second"], "CL_PROGRAM_KERNEL_NAMES has no __clang_ocl_kern_imp_ clones");
+    assert_eq!(
+        names,
+        vec!["first", "second"],
+        "CL_PROGRAM_KERNEL_NAMES has no __clang_ocl_kern_imp_ clones"
+    );
     let devices = from_bytes::<usize>(&program.info_bytes(CL_PROGRAM_DEVICES).unwrap());
     assert_eq!(devices, vec![ctx.device as usize]);
     let status: cl_int = build_info(&ctx, &program, CL_PROGRAM_BUILD_STATUS);
@@ -75,11 +81,16 @@ fn program_info_after_source_build() {
         "CL_PROGRAM_BUILD_OPTIONS",
         &query_bytes("CL_PROGRAM_BUILD_OPTIONS", |n, p, r| {
             // SAFETY: pointers from query_bytes.
-            unsafe { clGetProgramBuildInfo(program.raw(), ctx.device, CL_PROGRAM_BUILD_OPTIONS, n, p, r) }
+            unsafe {
+                clGetProgramBuildInfo(program.raw(), ctx.device, CL_PROGRAM_BUILD_OPTIONS, n, p, r)
+            }
         })
         .unwrap(),
     );
-    assert!(options.contains("-DUNUSED=1"), "CL_PROGRAM_BUILD_OPTIONS {options:?}");
+    assert!(
+        options.contains("-DUNUSED=1"),
+        "CL_PROGRAM_BUILD_OPTIONS {options:?}"
+    );
     let binary_type: cl_uint = build_info(&ctx, &program, CL_PROGRAM_BINARY_TYPE);
     assert_eq!(binary_type, CL_PROGRAM_BINARY_TYPE_EXECUTABLE as cl_uint);
     let mut count: cl_uint = 0;
@@ -89,11 +100,19 @@ fn program_info_after_source_build() {
     assert_eq!(count, 2);
     let mut kernels = vec![ptr::null_mut(); 2];
     // SAFETY: room for two kernels.
-    let code = unsafe { clCreateKernelsInProgram(program.raw(), 2, kernels.as_mut_ptr(), ptr::null_mut()) };
+    let code = unsafe {
+        clCreateKernelsInProgram(program.raw(), 2, kernels.as_mut_ptr(), ptr::null_mut())
+    };
     check(code, "clCreateKernelsInProgram").unwrap();
     // SAFETY: each created kernel is owned here.
-    let kernels: Vec<Kernel> = kernels.into_iter().map(|k| unsafe { Kernel::from_raw(k) }).collect();
-    let mut names: Vec<String> = kernels.iter().map(|k| kernel_string(k, CL_KERNEL_FUNCTION_NAME)).collect();
+    let kernels: Vec<Kernel> = kernels
+        .into_iter()
+        .map(|k| unsafe { Kernel::from_raw(k) })
+        .collect();
+    let mut names: Vec<String> = kernels
+        .iter()
+        .map(|k| kernel_string(k, CL_KERNEL_FUNCTION_NAME))
+        .collect();
     names.sort();
     assert_eq!(names, vec!["first", "second"]);
 }
@@ -111,10 +130,17 @@ fn define_option_changes_the_result() {
     let ctx = DeviceContext::new();
     let src = "kernel void k(global int* o) { o[0] = VALUE * 2; }";
     assert_eq!(run_single(&ctx, &ctx.build(src, "-DVALUE=5"), 1), vec![10]);
-    assert_eq!(run_single(&ctx, &ctx.build(src, "-D VALUE=21"), 1), vec![42]);
+    assert_eq!(
+        run_single(&ctx, &ctx.build(src, "-D VALUE=21"), 1),
+        vec![42]
+    );
     let failure = ctx.try_build(src, "").map(|_| ()).unwrap_err();
     assert_eq!(failure.code, CL_BUILD_PROGRAM_FAILURE);
-    assert!(failure.log.contains("VALUE"), "log names the undeclared identifier: {}", failure.log);
+    assert!(
+        failure.log.contains("VALUE"),
+        "log names the undeclared identifier: {}",
+        failure.log
+    );
 }
 
 #[test]
@@ -123,7 +149,8 @@ fn include_option_finds_headers() {
     let dir = spirv::temp_path("include", "d");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("cranecl_test_inc.h"), "#define FROM_HEADER 77\n").unwrap();
-    let src = "#include \"cranecl_test_inc.h\"\nkernel void k(global int* o) { o[0] = FROM_HEADER; }";
+    let src =
+        "#include \"cranecl_test_inc.h\"\nkernel void k(global int* o) { o[0] = FROM_HEADER; }";
     let result = ctx.try_build(src, &format!("-I {}", dir.display()));
     let result2 = ctx.try_build(src, &format!("-I{}", dir.display()));
     std::fs::remove_dir_all(&dir).ok();
@@ -133,7 +160,11 @@ fn include_option_finds_headers() {
     assert_eq!(run_single(&ctx, &program, 1), vec![77]);
     let failure = ctx.try_build(src, "").map(|_| ()).unwrap_err();
     assert_eq!(failure.code, CL_BUILD_PROGRAM_FAILURE);
-    assert!(failure.log.contains("cranecl_test_inc.h"), "log names the missing header: {}", failure.log);
+    assert!(
+        failure.log.contains("cranecl_test_inc.h"),
+        "log names the missing header: {}",
+        failure.log
+    );
 }
 
 const WARNS: &str = "#warning cranecl_test_warning\nkernel void k(global int* o) { o[0] = 3; }";
@@ -143,30 +174,52 @@ fn warnings_reach_the_log_and_werror_fails() {
     let ctx = DeviceContext::new();
     let program = ctx.build(WARNS, "");
     let log = ctx.build_log(&program);
-    assert!(log.contains("cranecl_test_warning"), "warning missing from the build log: {log:?}");
+    assert!(
+        log.contains("cranecl_test_warning"),
+        "warning missing from the build log: {log:?}"
+    );
     assert_eq!(run_single(&ctx, &program, 1), vec![3]);
 
     let failure = ctx.try_build(WARNS, "-Werror").map(|_| ()).unwrap_err();
-    assert_eq!(failure.code, CL_BUILD_PROGRAM_FAILURE, "-Werror turns the warning into a failure");
-    assert!(failure.log.contains("cranecl_test_warning"), "log: {}", failure.log);
+    assert_eq!(
+        failure.code, CL_BUILD_PROGRAM_FAILURE,
+        "-Werror turns the warning into a failure"
+    );
+    assert!(
+        failure.log.contains("cranecl_test_warning"),
+        "log: {}",
+        failure.log
+    );
 
     let program = ctx.build(WARNS, "-w");
     let log = ctx.build_log(&program);
-    assert!(!log.contains("cranecl_test_warning"), "-w must silence warnings: {log:?}");
+    assert!(
+        !log.contains("cranecl_test_warning"),
+        "-w must silence warnings: {log:?}"
+    );
 }
 
 #[test]
 fn cl_std_selects_the_language_version() {
     let ctx = DeviceContext::new();
     let src = "kernel void k(global int* o) { o[0] = __OPENCL_C_VERSION__; }";
-    assert_eq!(run_single(&ctx, &ctx.build(src, "-cl-std=CL1.2"), 1), vec![120]);
+    assert_eq!(
+        run_single(&ctx, &ctx.build(src, "-cl-std=CL1.2"), 1),
+        vec![120]
+    );
     if testing_cranecl() {
         // Without -cl-std the highest OpenCL C 1.x version is used (OpenCL 3.0 §5.8.6.5).
         assert_eq!(run_single(&ctx, &ctx.build(src, ""), 1), vec![120]);
-        assert_eq!(run_single(&ctx, &ctx.build(src, "-cl-std=CL3.0"), 1), vec![300]);
+        assert_eq!(
+            run_single(&ctx, &ctx.build(src, "-cl-std=CL3.0"), 1),
+            vec![300]
+        );
         // A 3.0-only feature macro is visible only in 3.0 mode.
         let probe = "kernel void k(global int* o) {\n#ifdef __opencl_c_subgroups\n o[0] = 1;\n#else\n o[0] = 2;\n#endif\n}";
-        assert_eq!(run_single(&ctx, &ctx.build(probe, "-cl-std=CL3.0"), 1), vec![1]);
+        assert_eq!(
+            run_single(&ctx, &ctx.build(probe, "-cl-std=CL3.0"), 1),
+            vec![1]
+        );
     }
 }
 
@@ -180,10 +233,29 @@ fn math_options_are_accepted() {
         o[0] = 2;
 #endif
     }"#;
-    assert_eq!(run_single(&ctx, &ctx.build(src, "-cl-fast-relaxed-math"), 1), vec![1]);
-    assert_eq!(run_single(&ctx, &ctx.build(src, "-cl-mad-enable"), 1), vec![2]);
-    assert_eq!(run_single(&ctx, &ctx.build(src, "-cl-mad-enable -cl-no-signed-zeros -cl-denorms-are-zero"), 1), vec![2]);
-    assert_eq!(run_single(&ctx, &ctx.build(src, "-cl-opt-disable"), 1), vec![2]);
+    assert_eq!(
+        run_single(&ctx, &ctx.build(src, "-cl-fast-relaxed-math"), 1),
+        vec![1]
+    );
+    assert_eq!(
+        run_single(&ctx, &ctx.build(src, "-cl-mad-enable"), 1),
+        vec![2]
+    );
+    assert_eq!(
+        run_single(
+            &ctx,
+            &ctx.build(
+                src,
+                "-cl-mad-enable -cl-no-signed-zeros -cl-denorms-are-zero"
+            ),
+            1
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        run_single(&ctx, &ctx.build(src, "-cl-opt-disable"), 1),
+        vec![2]
+    );
     // Math under the relaxed flags still computes (within loose bounds).
     let fsrc = "kernel void f(global float* x) { size_t i = get_global_id(0); x[i] = sqrt(x[i]) * x[i] + 1.0f; }";
     for opts in ["-cl-fast-relaxed-math", "-cl-mad-enable", ""] {
@@ -194,7 +266,10 @@ fn math_options_are_accepted() {
         ctx.run(&kernel, &[64], None);
         for (x, y) in input.iter().zip(ctx.read::<f32>(&buf, 64)) {
             let want = x.sqrt() * x + 1.0;
-            assert!((y - want).abs() <= 1e-3 * want.abs().max(1.0), "{opts}: {x} -> {y}, want {want}");
+            assert!(
+                (y - want).abs() <= 1e-3 * want.abs().max(1.0),
+                "{opts}: {x} -> {y}, want {want}"
+            );
         }
     }
 }
@@ -202,7 +277,10 @@ fn math_options_are_accepted() {
 #[test]
 fn spirv_program_from_clang() {
     let ctx = DeviceContext::new();
-    if !require(ctx.supports_spirv(), "SPIR-V programs (CL_DEVICE_IL_VERSION)") {
+    if !require(
+        ctx.supports_spirv(),
+        "SPIR-V programs (CL_DEVICE_IL_VERSION)",
+    ) {
         return;
     }
     let src = r#"
@@ -214,9 +292,15 @@ fn spirv_program_from_clang() {
     "#;
     let il = spirv::compile(src, &[]).unwrap_or_else(|e| panic!("{e}"));
     let program = ctx.try_build_il(&il, "").unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!(program.info_bytes(CL_PROGRAM_IL).unwrap(), il, "CL_PROGRAM_IL returns the module");
-    let mut names: Vec<String> =
-        program_string(&program, CL_PROGRAM_KERNEL_NAMES).split(';').map(str::to_string).collect();
+    assert_eq!(
+        program.info_bytes(CL_PROGRAM_IL).unwrap(),
+        il,
+        "CL_PROGRAM_IL returns the module"
+    );
+    let mut names: Vec<String> = program_string(&program, CL_PROGRAM_KERNEL_NAMES)
+        .split(';')
+        .map(str::to_string)
+        .collect();
     names.sort();
     assert_eq!(names, vec!["iota", "saxpy"]);
     let n = 1000;
@@ -230,13 +314,20 @@ fn spirv_program_from_clang() {
     let got: Vec<f32> = ctx.read(&yb, n);
     for i in 0..n {
         let want = 2.5 * x[i] + y[i];
-        assert!((got[i] - want).abs() <= 1e-5 * want.abs().max(1.0), "saxpy[{i}] = {}, want {want}", got[i]);
+        assert!(
+            (got[i] - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "saxpy[{i}] = {}, want {want}",
+            got[i]
+        );
     }
     let iota = program.kernel("iota");
     let ob = ctx.buffer_zeroed::<u32>(77);
     iota.arg_buffer(0, &ob);
     ctx.run(&iota, &[77], None);
-    assert_eq!(ctx.read::<u32>(&ob, 77), (0..77u32).map(|i| i * 3).collect::<Vec<_>>());
+    assert_eq!(
+        ctx.read::<u32>(&ob, 77),
+        (0..77u32).map(|i| i * 3).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -252,23 +343,45 @@ fn kernel_info_and_arg_info() {
     let kernel = program.kernel("fixed");
     assert_eq!(kernel_string(&kernel, CL_KERNEL_FUNCTION_NAME), "fixed");
     assert_eq!(kernel_info::<cl_uint>(&kernel, CL_KERNEL_NUM_ARGS), 4);
-    assert_eq!(kernel_info::<usize>(&kernel, CL_KERNEL_CONTEXT), ctx.context.raw() as usize);
-    assert_eq!(kernel_info::<usize>(&kernel, CL_KERNEL_PROGRAM), program.raw() as usize);
+    assert_eq!(
+        kernel_info::<usize>(&kernel, CL_KERNEL_CONTEXT),
+        ctx.context.raw() as usize
+    );
+    assert_eq!(
+        kernel_info::<usize>(&kernel, CL_KERNEL_PROGRAM),
+        program.raw() as usize
+    );
     let attrs = kernel_string(&kernel, CL_KERNEL_ATTRIBUTES);
     if testing_cranecl() {
-        assert!(attrs.contains("reqd_work_group_size(8,4,2)"), "CL_KERNEL_ATTRIBUTES {attrs:?}");
+        assert!(
+            attrs.contains("reqd_work_group_size(8,4,2)"),
+            "CL_KERNEL_ATTRIBUTES {attrs:?}"
+        );
     }
-    let compile: [usize; 3] = kernel.work_group_info(ctx.device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE).unwrap();
+    let compile: [usize; 3] = kernel
+        .work_group_info(ctx.device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE)
+        .unwrap();
     assert_eq!(compile, [8, 4, 2]);
-    let wg: usize = kernel.work_group_info(ctx.device, CL_KERNEL_WORK_GROUP_SIZE).unwrap();
+    let wg: usize = kernel
+        .work_group_info(ctx.device, CL_KERNEL_WORK_GROUP_SIZE)
+        .unwrap();
     let dev_max: usize = device_info(ctx.device, CL_DEVICE_MAX_WORK_GROUP_SIZE).unwrap();
     assert!(wg >= 1 && wg <= dev_max);
-    let multiple: usize = kernel.work_group_info(ctx.device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE).unwrap();
+    let multiple: usize = kernel
+        .work_group_info(ctx.device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE)
+        .unwrap();
     assert!(multiple >= 1);
-    let _private: cl_ulong = kernel.work_group_info(ctx.device, CL_KERNEL_PRIVATE_MEM_SIZE).unwrap();
+    let _private: cl_ulong = kernel
+        .work_group_info(ctx.device, CL_KERNEL_PRIVATE_MEM_SIZE)
+        .unwrap();
     kernel.arg_local(2, 1024);
-    let local: cl_ulong = kernel.work_group_info(ctx.device, CL_KERNEL_LOCAL_MEM_SIZE).unwrap();
-    assert!(local >= 1024, "CL_KERNEL_LOCAL_MEM_SIZE {local} includes the 1024-byte local argument");
+    let local: cl_ulong = kernel
+        .work_group_info(ctx.device, CL_KERNEL_LOCAL_MEM_SIZE)
+        .unwrap();
+    assert!(
+        local >= 1024,
+        "CL_KERNEL_LOCAL_MEM_SIZE {local} includes the 1024-byte local argument"
+    );
 
     let arg_string = |index: u32, param: cl_uint| -> String {
         let bytes = query_bytes("clGetKernelArgInfo", |n, p, r| {
@@ -289,10 +402,22 @@ fn kernel_info_and_arg_info() {
     assert_eq!(arg_string(3, CL_KERNEL_ARG_NAME), "n");
     assert_eq!(arg_string(0, CL_KERNEL_ARG_TYPE_NAME), "float*");
     assert_eq!(arg_string(3, CL_KERNEL_ARG_TYPE_NAME), "uint");
-    assert_eq!(arg_u32(0, CL_KERNEL_ARG_ADDRESS_QUALIFIER), CL_KERNEL_ARG_ADDRESS_GLOBAL);
-    assert_eq!(arg_u32(1, CL_KERNEL_ARG_ADDRESS_QUALIFIER), CL_KERNEL_ARG_ADDRESS_CONSTANT);
-    assert_eq!(arg_u32(2, CL_KERNEL_ARG_ADDRESS_QUALIFIER), CL_KERNEL_ARG_ADDRESS_LOCAL);
-    assert_eq!(arg_u32(3, CL_KERNEL_ARG_ADDRESS_QUALIFIER), CL_KERNEL_ARG_ADDRESS_PRIVATE);
+    assert_eq!(
+        arg_u32(0, CL_KERNEL_ARG_ADDRESS_QUALIFIER),
+        CL_KERNEL_ARG_ADDRESS_GLOBAL
+    );
+    assert_eq!(
+        arg_u32(1, CL_KERNEL_ARG_ADDRESS_QUALIFIER),
+        CL_KERNEL_ARG_ADDRESS_CONSTANT
+    );
+    assert_eq!(
+        arg_u32(2, CL_KERNEL_ARG_ADDRESS_QUALIFIER),
+        CL_KERNEL_ARG_ADDRESS_LOCAL
+    );
+    assert_eq!(
+        arg_u32(3, CL_KERNEL_ARG_ADDRESS_QUALIFIER),
+        CL_KERNEL_ARG_ADDRESS_PRIVATE
+    );
     let q0: cl_ulong = query_value("clGetKernelArgInfo(TYPE_QUALIFIER)", |n, p, r| {
         // SAFETY: pointers from query_bytes.
         unsafe { clGetKernelArgInfo(kernel.raw(), 0, CL_KERNEL_ARG_TYPE_QUALIFIER, n, p, r) }
@@ -300,7 +425,16 @@ fn kernel_info_and_arg_info() {
     .unwrap();
     assert_ne!(q0 & CL_KERNEL_ARG_TYPE_RESTRICT, 0, "out is restrict");
     // SAFETY: index 4 does not exist.
-    let code = unsafe { clGetKernelArgInfo(kernel.raw(), 4, CL_KERNEL_ARG_NAME, 0, ptr::null_mut(), ptr::null_mut()) };
+    let code = unsafe {
+        clGetKernelArgInfo(
+            kernel.raw(),
+            4,
+            CL_KERNEL_ARG_NAME,
+            0,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     if testing_cranecl() {
         assert_eq!(code, CL_INVALID_ARG_INDEX);
     } else {
@@ -312,7 +446,10 @@ fn kernel_info_and_arg_info() {
 #[test]
 fn sub_group_queries() {
     let ctx = DeviceContext::new();
-    if !require(ctx.has_extension("cl_intel_required_subgroup_size"), "cl_intel_required_subgroup_size") {
+    if !require(
+        ctx.has_extension("cl_intel_required_subgroup_size"),
+        "cl_intel_required_subgroup_size",
+    ) {
         return;
     }
     for w in [4usize, 8, 16] {
@@ -321,14 +458,21 @@ fn sub_group_queries() {
              kernel void k(global uint* o) {{ o[get_global_id(0)] = get_sub_group_size(); }}"
         );
         let kernel = ctx.kernel(&src, "-cl-std=CL3.0", "k");
-        let max: usize = kernel.sub_group_info(ctx.device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[64]).unwrap();
+        let max: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[64])
+            .unwrap();
         assert_eq!(max, w, "max sub-group size for local 64");
-        let count: usize = kernel.sub_group_info(ctx.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[64]).unwrap();
+        let count: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[64])
+            .unwrap();
         assert_eq!(count, 64 / w);
-        let count: usize = kernel.sub_group_info(ctx.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[w + 1]).unwrap();
+        let count: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[w + 1])
+            .unwrap();
         assert_eq!(count, 2, "a partial sub-group counts");
-        let count2d: usize =
-            kernel.sub_group_info(ctx.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[w, 3]).unwrap();
+        let count2d: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[w, 3])
+            .unwrap();
         assert_eq!(count2d, 3, "sub-groups do not span rows of dimension 0");
         // The output is a local size with as many dimensions as param_value_size asks
         // for, so there is no size query first.
@@ -349,15 +493,27 @@ fn sub_group_queries() {
                 )
             };
             check(code, "CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT").unwrap();
-            assert_eq!(local[..dims].iter().product::<usize>(), 2 * w, "{dims}D local size {local:?}");
+            assert_eq!(
+                local[..dims].iter().product::<usize>(),
+                2 * w,
+                "{dims}D local size {local:?}"
+            );
             assert_eq!(local[0], 2 * w, "{dims}D local size {local:?}");
         }
-        let compiled: usize = kernel.sub_group_info(ctx.device, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[]).unwrap();
+        let compiled: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[])
+            .unwrap();
         assert_eq!(compiled, w);
-        let max_num: usize = kernel.sub_group_info(ctx.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, &[]).unwrap();
-        let wg: usize = kernel.work_group_info(ctx.device, CL_KERNEL_WORK_GROUP_SIZE).unwrap();
+        let max_num: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, &[])
+            .unwrap();
+        let wg: usize = kernel
+            .work_group_info(ctx.device, CL_KERNEL_WORK_GROUP_SIZE)
+            .unwrap();
         assert_eq!(max_num, wg.div_ceil(w));
-        let compile_num: usize = kernel.sub_group_info(ctx.device, CL_KERNEL_COMPILE_NUM_SUB_GROUPS, &[]).unwrap();
+        let compile_num: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_COMPILE_NUM_SUB_GROUPS, &[])
+            .unwrap();
         assert_eq!(compile_num, 0);
     }
 }
@@ -367,7 +523,9 @@ fn kernel_outlives_program_handle_and_rebuild_works() {
     let ctx = DeviceContext::new();
     let src = "kernel void k(global int* o) { o[get_global_id(0)] = 5; }";
     let program = ctx.try_program_from_source(src).unwrap();
-    let program = ctx.try_build_program(program, "").unwrap_or_else(|f| panic!("{f}"));
+    let program = ctx
+        .try_build_program(program, "")
+        .unwrap_or_else(|f| panic!("{f}"));
     let kernel = program.kernel("k");
     drop(program);
     let out = ctx.buffer_zeroed::<i32>(4);
@@ -376,7 +534,9 @@ fn kernel_outlives_program_handle_and_rebuild_works() {
     assert_eq!(ctx.read::<i32>(&out, 4), vec![5; 4]);
     // Building a program twice (no kernels attached) is allowed.
     let program = ctx.build(src, "");
-    let again = ctx.try_build_program(program, "-DX=1").unwrap_or_else(|f| panic!("{f}"));
+    let again = ctx
+        .try_build_program(program, "-DX=1")
+        .unwrap_or_else(|f| panic!("{f}"));
     assert_eq!(run_single(&ctx, &again, 1), vec![5]);
 }
 
@@ -390,10 +550,14 @@ fn source_given_in_several_strings() {
     let ptrs: Vec<_> = parts.iter().map(|s| s.as_ptr()).collect();
     let mut err = 0;
     // SAFETY: two NUL-terminated strings, lengths NULL.
-    let raw = unsafe { clCreateProgramWithSource(ctx.context.raw(), 2, ptrs.as_ptr(), ptr::null(), &mut err) };
+    let raw = unsafe {
+        clCreateProgramWithSource(ctx.context.raw(), 2, ptrs.as_ptr(), ptr::null(), &mut err)
+    };
     check(err, "clCreateProgramWithSource").unwrap();
     // SAFETY: creation succeeded.
     let program = unsafe { Program::from_raw(raw) };
-    let program = ctx.try_build_program(program, "").unwrap_or_else(|f| panic!("{f}"));
+    let program = ctx
+        .try_build_program(program, "")
+        .unwrap_or_else(|f| panic!("{f}"));
     assert_eq!(run_single(&ctx, &program, 1), vec![42]);
 }
