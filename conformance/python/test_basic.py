@@ -1,0 +1,109 @@
+"""pyopencl basics against the driver: discovery, device facts, building from source
+and from SPIR-V, running kernels, and build failures surfacing as exceptions."""
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from conftest import compile_spirv, require, is_cranecl
+
+
+def test_platform_and_device(device):
+    platform = device.platform
+    assert platform.profile == "FULL_PROFILE"
+    assert "cl_khr_icd" in platform.extensions.split()
+    assert device.max_compute_units >= 1
+    assert device.address_bits == 64
+    if is_cranecl():
+        assert platform.name == "cranecl"
+        assert device.type & cl.device_type.CPU
+        assert device.version.startswith("OpenCL 3.0 ")
+        assert "SPIR-V" in device.il_version
+
+
+SAXPY = """
+kernel void saxpy(global float* y, global const float* x, const float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def run_saxpy(ctx, queue, program, n=10000):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    mf = cl.mem_flags
+    xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    yb = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=y)
+    program.saxpy(queue, (n,), None, yb, xb, np.float32(1.75))
+    out = np.empty_like(y)
+    cl.enqueue_copy(queue, out, yb)
+    np.testing.assert_allclose(out, 1.75 * x + y, rtol=1e-6, atol=1e-6)
+
+
+def test_build_from_source_and_run(ctx, queue):
+    program = cl.Program(ctx, SAXPY).build()
+    run_saxpy(ctx, queue, program)
+
+
+def test_build_from_spirv_and_run(ctx, device, queue):
+    require("SPIR-V" in (device.il_version or ""), "SPIR-V programs")
+    il = compile_spirv(SAXPY)
+    program = cl.Program(ctx, il).build()
+    assert program.get_info(cl.program_info.KERNEL_NAMES) == "saxpy"
+    run_saxpy(ctx, queue, program)
+
+
+def test_build_options_and_local_size(ctx, queue):
+    src = """
+    kernel void fill(global int* o) {
+        o[get_global_id(0)] = VALUE + (int)get_local_size(0);
+    }
+    """
+    program = cl.Program(ctx, src).build(options=["-DVALUE=40"])
+    out = np.zeros(64, dtype=np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    program.fill(queue, (64,), (2,), buf)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out == 42).all()
+
+
+def test_syntax_error_raises_with_log(ctx):
+    program = cl.Program(ctx, "kernel void k(global int* o) { o[0] = 1 }")
+    with pytest.raises(cl.RuntimeError) as info:
+        program.build()
+    text = str(info.value)
+    assert "BUILD_PROGRAM_FAILURE" in text or "build program failure" in text.lower()
+    assert "expected" in text
+
+
+def test_2d_kernel_with_offset(ctx, queue):
+    src = """
+    kernel void grid(global int* o, int width) {
+        int x = get_global_id(0), y = get_global_id(1);
+        o[(y - 2) * width + (x - 3)] = x * 1000 + y;
+    }
+    """
+    program = cl.Program(ctx, src).build()
+    w, h = 40, 24
+    out = np.zeros((h, w), dtype=np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    knl = cl.Kernel(program, "grid")
+    knl.set_args(buf, np.int32(w))
+    cl.enqueue_nd_range_kernel(queue, knl, (w, h), (8, 4), global_work_offset=(3, 2))
+    cl.enqueue_copy(queue, out, buf)
+    ys, xs = np.mgrid[0:h, 0:w]
+    np.testing.assert_array_equal(out, (xs + 3) * 1000 + (ys + 2))
+
+
+def test_map_and_use_host_ptr(ctx, queue):
+    host = np.arange(1024, dtype=np.float32)
+    mf = cl.mem_flags
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=host)
+    program = cl.Program(ctx, "kernel void dbl(global float* a) { a[get_global_id(0)] *= 2.0f; }").build()
+    program.dbl(queue, (1024,), None, buf)
+    mapped, _ = cl.enqueue_map_buffer(queue, buf, cl.map_flags.READ, 0, host.shape, host.dtype)
+    np.testing.assert_array_equal(mapped, np.arange(1024, dtype=np.float32) * 2)
+    del mapped
+    queue.finish()
