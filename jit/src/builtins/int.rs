@@ -179,7 +179,6 @@ int_width!(i16, I16, i16, u16, i32, u32);
 int_width!(i32, I32, i32, u32, i64, u64);
 int_width!(i64, I64, i64, u64, i128, u128);
 
-
 /// `upsample(hi, lo)`: `hi` in the upper half, `lo` (unsigned) in the lower half of a
 /// result twice as wide. Signed and unsigned variants have the same bits.
 macro_rules! upsample {
@@ -218,14 +217,54 @@ pub(super) fn register(r: &mut Registry) {
     i32::register(r);
     i64::register(r);
     use super::Scalar::{I16, I32, I64};
-    r.add(ClOp::s_upsample, I16, native!("upsample_i16", upsample_i16, [I8, I8] -> I16));
-    r.add(ClOp::u_upsample, I16, native!("upsample_i16", upsample_i16, [I8, I8] -> I16));
-    r.add(ClOp::s_upsample, I32, native!("upsample_i32", upsample_i32, [I16, I16] -> I32));
-    r.add(ClOp::u_upsample, I32, native!("upsample_i32", upsample_i32, [I16, I16] -> I32));
-    r.add(ClOp::s_upsample, I64, native!("upsample_i64", upsample_i64, [I32, I32] -> I64));
-    r.add(ClOp::u_upsample, I64, native!("upsample_i64", upsample_i64, [I32, I32] -> I64));
-    r.add(ClOp::s_mul24, I32, native!("s_mul24_i32", s_mul24_i32, [I32, I32] -> I32));
-    r.add(ClOp::u_mul24, I32, native!("u_mul24_i32", u_mul24_i32, [I32, I32] -> I32));
-    r.add(ClOp::s_mad24, I32, native!("s_mad24_i32", s_mad24_i32, [I32, I32, I32] -> I32));
-    r.add(ClOp::u_mad24, I32, native!("u_mad24_i32", u_mad24_i32, [I32, I32, I32] -> I32));
+    r.add(
+        ClOp::s_upsample,
+        I16,
+        native!("upsample_i16", upsample_i16, [I8, I8] -> I16),
+    );
+    r.add(
+        ClOp::u_upsample,
+        I16,
+        native!("upsample_i16", upsample_i16, [I8, I8] -> I16),
+    );
+    r.add(
+        ClOp::s_upsample,
+        I32,
+        native!("upsample_i32", upsample_i32, [I16, I16] -> I32),
+    );
+    r.add(
+        ClOp::u_upsample,
+        I32,
+        native!("upsample_i32", upsample_i32, [I16, I16] -> I32),
+    );
+    r.add(
+        ClOp::s_upsample,
+        I64,
+        native!("upsample_i64", upsample_i64, [I32, I32] -> I64),
+    );
+    r.add(
+        ClOp::u_upsample,
+        I64,
+        native!("upsample_i64", upsample_i64, [I32, I32] -> I64),
+    );
+    r.add(
+        ClOp::s_mul24,
+        I32,
+        native!("s_mul24_i32", s_mul24_i32, [I32, I32] -> I32),
+    );
+    r.add(
+        ClOp::u_mul24,
+        I32,
+        native!("u_mul24_i32", u_mul24_i32, [I32, I32] -> I32),
+    );
+    r.add(
+        ClOp::s_mad24,
+        I32,
+        native!("s_mad24_i32", s_mad24_i32, [I32, I32, I32] -> I32),
+    );
+    r.add(
+        ClOp::u_mad24,
+        I32,
+        native!("u_mad24_i32", u_mad24_i32, [I32, I32, I32] -> I32),
+    );
 }

@@ -22,8 +22,8 @@
 //! the code generator's business and are absent from the table.
 
 mod float;
-mod fp;
 mod int;
+mod precise;
 #[cfg(test)]
 mod tests;
 
@@ -128,7 +128,10 @@ impl Registry {
     /// twice or a symbol names two different functions: both are bugs of this module.
     pub(crate) fn add(&mut self, op: ClOp, key: Scalar, f: NativeFn) {
         let previous = self.map.insert((op as u32, key), f);
-        assert!(previous.is_none(), "builtin {op:?} for {key:?} registered twice");
+        assert!(
+            previous.is_none(),
+            "builtin {op:?} for {key:?} registered twice"
+        );
         match self.seen.get(f.symbol) {
             Some(&addr) => {
                 assert!(addr == f.addr, "symbol {} names two functions", f.symbol);
@@ -144,10 +147,17 @@ impl Registry {
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut r = Registry { map: HashMap::new(), symbols: Vec::new(), seen: HashMap::new() };
+        let mut r = Registry {
+            map: HashMap::new(),
+            symbols: Vec::new(),
+            seen: HashMap::new(),
+        };
         int::register(&mut r);
         float::register(&mut r);
-        Table { map: r.map, symbols: r.symbols }
+        Table {
+            map: r.map,
+            symbols: r.symbols,
+        }
     })
 }
 

@@ -1,1 +1,0 @@
-//! Floating-point helpers shared by the f32 and f64 built-ins.
