@@ -1,0 +1,314 @@
+//! Tests of the clang front end with the real clang-22 (installed on dev machines and
+//! CI): compiles, diagnostics, option handling, the PCH cache and concurrency.
+//! Each test uses its own cache directory; environment variables are only set in
+//! child processes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use super::*;
+
+const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+const ADD: &str = "kernel void add(global float* a, global const float* b) {\n  size_t i = get_global_id(0);\n  a[i] += b[i];\n}\n";
+
+fn clang() -> PathBuf {
+    match clang::locate(
+        std::env::var_os("CRANECL_CLANG").as_deref(),
+        std::env::var_os("PATH").as_deref(),
+    ) {
+        Ok(p) => p,
+        Err(e) => panic!("these tests need clang-22: {e}"),
+    }
+}
+
+/// A fresh cache directory for one test.
+fn cache_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("cranecl-build-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn frontend_with_cache(name: &str) -> (Frontend, PathBuf) {
+    let dir = cache_dir(name);
+    let cache = PchCache::new(dir.clone(), PchBuild::Blocking).expect("cache dir");
+    (Frontend::new(clang(), Some(cache)), dir)
+}
+
+fn opts(s: &str) -> BuildOptions {
+    options::parse_with_env(s, None).expect("valid options")
+}
+
+fn pch_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("pch"))
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "pch"));
+    files.sort();
+    files
+}
+
+#[test]
+fn compiles_a_kernel_without_pch() {
+    let out = Frontend::new(clang(), None)
+        .compile(ADD, &opts(""))
+        .expect("compiles");
+    assert_eq!(out.spirv[0], SPIRV_MAGIC);
+    assert!(out.spirv.len() > 20);
+    assert!(!out.log.contains("error"), "{}", out.log);
+}
+
+#[test]
+fn syntax_error_is_a_failed_build_with_clangs_message() {
+    let src = "kernel void k(global int* a) { a[0] = 1 }\n";
+    match Frontend::new(clang(), None).compile(src, &opts("")) {
+        Err(SourceBuildError::Failed(log)) => {
+            assert!(log.contains("error"), "{log}");
+            assert!(log.contains("expected ';'"), "{log}");
+            assert!(log.contains("1:"), "the log points at the line: {log}");
+        }
+        other => panic!("expected Failed, got {other:?}"),
+    }
+}
+
+#[test]
+fn warnings_reach_the_log_and_werror_fails() {
+    let src = "#warning look here\nkernel void k(global int* a) { a[0] = 1; }\n";
+    let out = Frontend::new(clang(), None)
+        .compile(src, &opts(""))
+        .expect("a warning is no error");
+    assert!(out.log.contains("look here"), "{}", out.log);
+    assert!(Frontend::new(clang(), None)
+        .compile(src, &opts("-w"))
+        .expect("compiles")
+        .log
+        .is_empty());
+    assert!(matches!(
+        Frontend::new(clang(), None).compile(src, &opts("-Werror")),
+        Err(SourceBuildError::Failed(_))
+    ));
+}
+
+#[test]
+fn defines_and_include_dirs_reach_clang() {
+    let dir = cache_dir("include");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("val.h"), "#define VAL 7\n").unwrap();
+    let src = "#include \"val.h\"\n#if !defined(FOO) || FOO != 3 || VAL != 7\n#error wrong macros\n#endif\nkernel void k(global int* a) { a[0] = S; }\n";
+    let (fe, cache) = frontend_with_cache("defines");
+    let good = format!("-DFOO=3 -D S=5 -I {}", dir.display());
+    fe.compile(src, &opts(&good))
+        .expect("macros and include dir seen");
+    match fe.compile(src, &opts(&format!("-DFOO=4 -DS=1 -I{}", dir.display()))) {
+        Err(SourceBuildError::Failed(log)) => assert!(log.contains("wrong macros"), "{log}"),
+        other => panic!("expected #error, got {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(cache);
+}
+
+#[test]
+fn language_version_and_math_options() {
+    let src = "kernel void k(global int* a) { a[0] = __OPENCL_C_VERSION__;\n#ifdef __FAST_RELAXED_MATH__\n a[1] = 1;\n#endif\n}\n";
+    let fe = Frontend::new(clang(), None);
+    for o in [
+        "-cl-std=CL1.2",
+        "-cl-std=CL2.0",
+        "-cl-std=CL3.0 -cl-fast-relaxed-math",
+        "-cl-mad-enable -cl-no-signed-zeros",
+        "-cl-opt-disable -cl-kernel-arg-info",
+    ] {
+        fe.compile(src, &opts(o))
+            .unwrap_or_else(|e| panic!("{o}: {e}"));
+    }
+    // Generic address space is OpenCL C 2.0+/3.0 only.
+    let generic = "void f(int* p) { *p = 1; }\nkernel void k(global int* a) { f(a); }\n";
+    assert!(fe.compile(generic, &opts("-cl-std=CL3.0")).is_ok());
+    assert!(fe.compile(generic, &opts("-cl-std=CL1.2")).is_err());
+}
+
+#[test]
+fn intel_sub_group_builtins_compile() {
+    let src = "kernel void k(global float* a, global uint* b) {\n  float x = a[get_global_id(0)];\n  x = intel_sub_group_shuffle(x, 0u) + sub_group_reduce_add(x);\n  uint v = intel_sub_group_block_read((const global uint*)b);\n  a[get_global_id(0)] = x + v;\n}\n";
+    let (fe, dir) = frontend_with_cache("intel");
+    let out = fe.compile(src, &opts("")).expect("compiles");
+    assert_eq!(out.spirv[0], SPIRV_MAGIC);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn pch_is_built_once_reused_and_gives_the_same_module() {
+    let (fe, dir) = frontend_with_cache("reuse");
+    let o = opts("-DX=1");
+    assert!(pch_files(&dir).is_empty());
+    let first = fe.compile(ADD, &o).expect("compiles");
+    let files = pch_files(&dir);
+    assert_eq!(files.len(), 1, "one PCH after the first compile");
+    let mtime = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
+    assert!(fe.pch_ready(&o));
+    // Same language options (only -D differs): same PCH, not rebuilt.
+    let second = fe.compile(ADD, &opts("-DX=2 -w")).expect("compiles");
+    assert_eq!(pch_files(&dir), files);
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().modified().unwrap(),
+        mtime
+    );
+    // A new process (a new cache object on the same directory) picks it up too.
+    let fe2 = Frontend::new(clang(), PchCache::new(dir.clone(), PchBuild::Background));
+    assert!(fe2.pch_ready(&o));
+    // The module equals the one compiled without a PCH.
+    let plain = Frontend::new(clang(), None)
+        .compile(ADD, &o)
+        .expect("compiles");
+    assert_eq!(first.spirv, plain.spirv);
+    assert_eq!(second.spirv, plain.spirv);
+    // Different language options: a second PCH.
+    fe.compile(ADD, &opts("-cl-fast-relaxed-math"))
+        .expect("compiles");
+    fe.compile(ADD, &opts("-cl-std=CL1.2")).expect("compiles");
+    assert_eq!(pch_files(&dir).len(), 3);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_broken_pch_falls_back_and_is_deleted() {
+    let (fe, dir) = frontend_with_cache("broken");
+    let o = opts("");
+    fe.compile(ADD, &o).expect("compiles");
+    let files = pch_files(&dir);
+    assert_eq!(files.len(), 1);
+    std::fs::write(&files[0], b"not a precompiled header").unwrap();
+    let out = fe.compile(ADD, &o).expect("falls back to the plain header");
+    assert_eq!(out.spirv[0], SPIRV_MAGIC);
+    assert!(!files[0].exists(), "the refused PCH is deleted");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn concurrent_compiles_do_not_collide() {
+    let dir = cache_dir("concurrent");
+    let cache = PchCache::new(dir.clone(), PchBuild::Blocking).expect("cache dir");
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let cache = Arc::clone(&cache);
+            std::thread::spawn(move || {
+                let fe = Frontend::new(clang(), Some(cache));
+                for i in 0..3 {
+                    let src =
+                        format!("kernel void k{t}_{i}(global int* a) {{ a[0] = {t}*100+{i}; }}\n");
+                    let out = fe.compile(&src, &opts("")).expect("compiles");
+                    // The kernel's name is in the module: each thread got its own output.
+                    let bytes: Vec<u8> = out.spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    let name = format!("k{t}_{i}");
+                    assert!(
+                        bytes.windows(name.len()).any(|w| w == name.as_bytes()),
+                        "{name} missing"
+                    );
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("compiling thread");
+    }
+    assert_eq!(pch_files(&dir).len(), 1);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.join("pch"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temp files left: {leftovers:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_crashing_clang_is_a_failed_build() {
+    let dir = cache_dir("crash");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("clang-crash");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'PLEASE submit a bug report' >&2\nkill -SEGV $$\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    match Frontend::new(script, None).compile(ADD, &opts("")) {
+        Err(SourceBuildError::Failed(log)) => {
+            assert!(log.contains("PLEASE submit"), "{log}");
+            assert!(log.contains("signal 11"), "{log}");
+        }
+        other => panic!("expected Failed, got {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Runs one test of this binary in a child process with extra environment variables.
+fn run_child(test: &str, env: &[(&str, &str)]) {
+    let exe = std::env::current_exe().expect("test binary");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--exact",
+        test,
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("child test runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child {test} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn cranecl_clang_nonexistent_is_clang_not_found() {
+    run_child(
+        "build::tests::child_clang_not_found",
+        &[("CRANECL_CLANG", "/nonexistent/clang-99")],
+    );
+}
+
+#[test]
+#[ignore = "run by cranecl_clang_nonexistent_is_clang_not_found in a child process"]
+fn child_clang_not_found() {
+    match compile_source(ADD, &opts("")) {
+        Err(SourceBuildError::ClangNotFound(msg)) => {
+            assert!(msg.contains("/nonexistent/clang-99"), "{msg}")
+        }
+        other => panic!("expected ClangNotFound, got {other:?}"),
+    }
+}
+
+#[test]
+fn compile_source_with_environment() {
+    let dir = cache_dir("env");
+    run_child(
+        "build::tests::child_compile_source",
+        &[
+            ("CRANECL_CACHE_DIR", dir.to_str().expect("utf-8 temp dir")),
+            ("CRANECL_SUBGROUP_WIDTH", "16"),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+#[ignore = "run by compile_source_with_environment in a child process"]
+fn child_compile_source() {
+    let o = BuildOptions::parse("-cl-mad-enable").expect("valid");
+    assert_eq!(o.jit.default_sub_group_width, Some(16));
+    // The background PCH build starts with the first compile; both compiles succeed
+    // whether or not it is ready yet.
+    let a = compile_source(ADD, &o).expect("compiles");
+    let b = compile_source(ADD, &o).expect("compiles");
+    assert_eq!(a.spirv, b.spirv);
+    let dir = PathBuf::from(std::env::var_os("CRANECL_CACHE_DIR").expect("set by parent"));
+    assert!(dir.join("include").is_dir());
+}
