@@ -604,10 +604,7 @@ fn exp10_is_exact_at_integers_and_handles_range_ends() {
     let big = exp10(308.25);
     assert!(big.is_finite() && (big / 1.778_279_410_038_922_8e308 - 1.0).abs() < 1e-15);
     let sub = exp10(-320.5);
-    assert!(
-        (sub / 3.16e-321 - 1.0).abs() < 2e-3,
-        "{sub:e}"
-    );
+    assert!((sub / 3.16e-321 - 1.0).abs() < 2e-3, "{sub:e}");
 }
 
 #[test]

@@ -188,8 +188,117 @@ def emit_int_exp(ty):
         print('rootn', ty, bits(x, ty), n, bits(round_f64(v), 'f64'))
 
 
+def near(points, js=range(1, 60, 3)):
+    """Points and their neighbours at distances 2^-j."""
+    out = []
+    for p in points:
+        out.append(p)
+        for j in js:
+            out += [p + 2.0 ** -j, p - 2.0 ** -j]
+    return out
+
+
+# Hand-picked hard arguments: near zeros, poles, range ends and the subnormal range.
+HARD_UNARY = {
+    'sinpi': near([0, 0.25, 0.5, 1, 1.5, 2, -1, -3.5, 1e6, 2.0 ** 40]) + [2.0 ** -1074, 2.0 ** -1000],
+    'cospi': near([0, 0.25, 0.5, 1, 1.5, 2, -1, -3.5, 1e6, 2.0 ** 40]) + [2.0 ** -1074],
+    'tanpi': [x for x in near([0, 0.25, 0.5, 1, 1.5, -0.5, -2.5, 1e6 + 0.5])
+              if not (2 * x == int(2 * x) and x != int(x))],
+    'exp10': [308.25, 308.254, 308.2547, -307.5, -307.65, -310.3, -320.0, -323.3, 1e-20,
+              0.3010299956639812, -0.3010299956639812, 22.5, -22.5, 15.9, 16.1],
+    'exp': [709.78, 709.7827128933839, -708.39, -745.1, -744.5, -740.0, 1e-300],
+    'exp2': [1023.99, -1022.5, -1074.0, -1073.5, -1060.3, 1e-300],
+    'expm1': [709.78, -1e-300, 1e-20, -37.0, 2.0 ** -30],
+    'log': near([1], range(1, 53, 4)) + [2.0 ** -1074, 2.0 ** -1030, 1.7e308],
+    'log2': near([1], range(1, 53, 4)) + [2.0 ** -1074, 3.0 * 2.0 ** -1060],
+    'log10': near([1], range(1, 53, 4)) + [2.0 ** -1074, 1e-310, 1e22, 1e-5],
+    'log1p': [-1 + 2.0 ** -j for j in range(1, 53, 2)] + [2.0 ** -1074, -2.0 ** -1000, 1e308],
+    'acosh': [1 + 2.0 ** -j for j in range(1, 53, 2)] + [1.7e308],
+    'atanh': [1 - 2.0 ** -j for j in range(1, 54, 2)] + [2.0 ** -1074, -(1 - 2.0 ** -50)],
+    'asinpi': [1 - 2.0 ** -j for j in range(1, 54, 4)] + [2.0 ** -1074, 2.0 ** -1022, -3e-310],
+    'acospi': [1 - 2.0 ** -j for j in range(1, 54, 4)] + [-(1 - 2.0 ** -j) for j in range(1, 54, 4)],
+    'atanpi': [2.0 ** -1074, 2.0 ** -1022, 1e300, -1e-300, 1.0, -1.0],
+    'cbrt': [2.0 ** -1074, 3 * 2.0 ** -1070, -1e-310, 27.0, -8.0, 1.7e308],
+    'rsqrt': [2.0 ** -1074, 2.0 ** -1073, 5e-324 * 7, 1.7e308, 4.0, 2.0],
+    'erfc': [26.5, 27.2, 27.3, 10.0, -5.9, 0.47, 1e-300],
+    'erf': [2.0 ** -1074, 1e-300, 5.9, 0.47, -0.8],
+    'tgamma': [-k + d for k in (1, 2, 5, 20, 100, 170) for d in (2.0 ** -20, 0.5, 1 - 2.0 ** -20)]
+              + [171.6, 171.62, 2.0 ** -1000, 2.0 ** -1074, -170.99, -171.5, 0.5, 1.5, 1e-8],
+    'sin': [1e22, 1e300, 2.0 ** 1000, 3.141592653589793, 6.283185307179586, 2.0 ** -1074],
+    'cos': [1e22, 1e300, 1.5707963267948966, 2.0 ** 1000, 2.0 ** -1074],
+    'tan': [1e22, 1e300, 1.5707963267948966, 2.0 ** -1074],
+    'sinh': [710.47, 710.5, 2.0 ** -1074, 1e-9],
+    'cosh': [710.47, 710.5, 1e-9],
+    'tanh': [2.0 ** -1074, 19.0, 22.0, 1e-9],
+    'asinh': [2.0 ** -1074, 1e-9, 1.7e308],
+}
+HARD_BINARY = {
+    'hypot': [(1e308, 1e308), (3e-320, 4e-320), (1e300, 1e-300), (2.0 ** -1074, 2.0 ** -1074),
+              (1.7e308, 1e292), (3.0, 4.0)],
+    'atan2pi': [(1e-310, 1e300), (1e-300, -1.0), (-1e-300, -1.0), (1.0, -1e-300), (3.0, 3.0),
+                (1e300, 1e-300), (-2.0 ** -1074, 1.0)],
+    'atan2': [(1e-310, 1e300), (1e-300, -1.0), (1.0, -1e-300), (2.0 ** -1074, 3.0)],
+    'pow': [(1 + 2.0 ** -40, 2.0 ** 50), (0.5, 1074.0), (2.0, -1074.5), (10.0, 308.25),
+            (1 - 2.0 ** -53, 2.0 ** 60), (2.0 ** -1074, 0.5), (1.7e308, 0.999), (7.0, 364.0)],
+    'powr': [(1 + 2.0 ** -40, 2.0 ** 50), (0.5, 1074.0), (10.0, 308.25), (2.0 ** -1074, 0.5)],
+}
+HARD_INT = {
+    'rootn': [(2.0 ** 1023 * 1.999, 1000), (2.0 ** 1023 * 1.999, 7), (2.0 ** -1074, -3),
+              (2.0 ** -1074, 7), (2.0, 2147483647), (2.0, -2147483648), (1e300, 2),
+              (-1e300, 3), (-1e-310, -5), (7.0, 3), (1.7e308, -2)],
+    'pown': [(2.0, -1074), (2.0, 1023), (1.0000001, 100000), (-3.0, 101), (10.0, -323),
+             (0.999999, -1000000)],
+}
+
+
+def f32_ok(x):
+    """x as f32 if it is representable without overflow, else None."""
+    y = f32(x)
+    return y if y is not None and abs(y) != float('inf') else None
+
+
+def emit_hard(ty):
+    conv = (lambda x: f32_ok(x)) if ty == 'f32' else (lambda x: x)
+    for name, xs in HARD_UNARY.items():
+        f = UNARY[name][0]
+        for x in xs:
+            x = conv(x)
+            if x is None:
+                continue
+            if name == 'tanpi' and 2 * x == int(2 * x) and x != int(x):
+                continue
+            if name == 'tgamma' and x <= 0 and x == int(x):
+                continue
+            try:
+                v = f(mpf(x))
+            except ZeroDivisionError:
+                continue
+            if isinstance(v, mpmath.mpc) or mpmath.isnan(v):
+                continue
+            print(name, ty, bits(x, ty), bits(round_f64(v), 'f64'))
+    for name, xys in HARD_BINARY.items():
+        f = BINARY[name][0]
+        for x, y in xys:
+            x, y = conv(x), conv(y)
+            # mpmath has no signed zero: zero operands are covered by the Rust tests.
+            if x is None or y is None or x == 0 or y == 0:
+                continue
+            v = f(mpf(x), mpf(y))
+            if isinstance(v, mpmath.mpc) or mpmath.isnan(v):
+                continue
+            print(name, ty, bits(x, ty), bits(y, ty), bits(round_f64(v), 'f64'))
+    for name, xns in HARD_INT.items():
+        for x, n in xns:
+            x = conv(x)
+            if x is None or x == 0:
+                continue
+            v = rootn(mpf(x), n) if name == 'rootn' else mpmath.power(mpf(x), n)
+            print(name, ty, bits(x, ty), n, bits(round_f64(v), 'f64'))
+
+
 for ty in ('f32', 'f64'):
     emit_unary(ty)
     emit_binary(ty)
     emit_int_exp(ty)
+    emit_hard(ty)
 sys.stdout.flush()
