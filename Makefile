@@ -1,0 +1,81 @@
+# cranecl: quick start, tests and checks.
+#
+#   make demo        install what is missing, build the driver, run clinfo, the C
+#                    hello program and a pyopencl demo against it
+#   make test        install what is missing, build, run every test suite (cargo
+#                    tests incl. conformance, pytest, clinfo checks)
+#   make icd         build the release driver and write build/icd/cranecl.icd
+#   make fmt-check   rustfmt in check mode
+#   make clippy      clippy on every crate and target, warnings are errors
+#
+# Use the driver from any application with: OCL_ICD_VENDORS=$(PWD)/build/icd
+# CARGO_TARGET_DIR is honoured (default: target/ in the repository).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := demo
+
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+CARGO ?= cargo
+CARGO_TARGET_DIR ?= $(ROOT)/target
+export CARGO_TARGET_DIR
+
+VENV ?= $(ROOT)/.venv
+PYTHON := $(VENV)/bin/python
+LIB := $(CARGO_TARGET_DIR)/release/libcranecl.so
+ICD_DIR := $(ROOT)/build/icd
+HELLO := $(ROOT)/build/hello
+
+# What every run against the built driver needs: the loader sees only cranecl.
+DRIVER_ENV := OCL_ICD_VENDORS=$(ICD_DIR) CRANECL_LIB=$(LIB)
+
+.PHONY: demo test deps driver icd hello cargo-test pytest clinfo-check fmt-check clippy clean-build
+
+deps:
+	VENV=$(VENV) $(ROOT)/scripts/install-deps.sh
+
+driver:
+	$(CARGO) build --release -p cranecl-icd
+
+icd: driver
+	$(ROOT)/scripts/write-icd.sh $(LIB) $(ICD_DIR)
+
+$(HELLO): $(ROOT)/conformance/c/hello.c
+	mkdir -p $(dir $@)
+	cc -std=c11 -Wall -Wextra -O1 -o $@ $< -lOpenCL
+
+hello: $(HELLO)
+
+demo: deps icd hello
+	@echo "== clinfo (OCL_ICD_VENDORS=$(ICD_DIR))"
+	$(DRIVER_ENV) clinfo
+	@echo "== C program: conformance/c/hello.c"
+	$(DRIVER_ENV) $(HELLO)
+	@echo "== pyopencl program: scripts/demo.py"
+	$(DRIVER_ENV) $(PYTHON) $(ROOT)/scripts/demo.py
+
+test: deps icd hello
+	$(MAKE) --no-print-directory cargo-test pytest clinfo-check
+	$(DRIVER_ENV) $(HELLO)
+	@echo "== make test: all suites passed"
+
+cargo-test:
+	@echo "== cargo test --workspace (conformance through OCL_ICD_VENDORS=$(ICD_DIR))"
+	$(DRIVER_ENV) $(CARGO) test --workspace
+
+pytest:
+	@echo "== pytest conformance/python"
+	$(DRIVER_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider $(ROOT)/conformance/python
+
+clinfo-check:
+	@echo "== clinfo checks"
+	$(DRIVER_ENV) $(ROOT)/scripts/check-clinfo.sh
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+clean-build:
+	rm -rf $(ROOT)/build
