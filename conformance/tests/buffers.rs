@@ -24,9 +24,9 @@ impl HostMem {
         HostMem { ptr, layout }
     }
 
-    fn as_u32(&self) -> &mut [u32] {
+    fn as_u32(&mut self) -> &mut [u32] {
         // SAFETY: aligned, zero-initialised, size is a multiple of 4 in these tests; the
-        // device only writes while no host slice is being read in these tests.
+        // device only writes while no host slice is alive in these tests.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.cast(), self.layout.size() / 4) }
     }
 }
@@ -269,7 +269,7 @@ fn invalid_buffer_creation() {
 #[test]
 fn use_host_ptr_maps_to_the_host_memory() {
     let ctx = DeviceContext::new();
-    let host = HostMem::new(4096);
+    let mut host = HostMem::new(4096);
     for (i, v) in host.as_u32().iter_mut().enumerate() {
         *v = i as u32 * 3;
     }

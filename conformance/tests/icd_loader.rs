@@ -132,7 +132,7 @@ fn extension_function_addresses_through_the_loader() {
         .unwrap();
     assert_eq!(via_ext, via_core);
     assert!(
-        via_core >= 1 && via_core <= 64,
+        (1..=64).contains(&via_core),
         "max sub-group size {via_core} for a work-group of 64"
     );
 }

@@ -239,11 +239,11 @@ fn shuffle_in_partial_sub_group() {
         let o = ctx.buffer_zeroed::<i32>(n);
         run_with_buffers(&ctx, &src, OPTS, "k", &[&a, &o], &[n], Some(&[local]));
         let got: Vec<i32> = ctx.read(&o, n);
-        for i in 0..n {
+        for (i, value) in got.iter().enumerate() {
             let (sg, lane, size) = lane_of(i % local, w, local);
             let first = (i / local) * local + sg * w;
             assert_eq!(
-                got[i],
+                *value,
                 xs[first + size - 1 - lane],
                 "W={w} local={local} item {i} (reversal in a sub-group of {size})"
             );
