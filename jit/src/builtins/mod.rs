@@ -22,6 +22,7 @@
 //! the code generator's business and are absent from the table.
 
 mod float;
+mod geometric;
 mod int;
 mod precise;
 #[cfg(test)]
@@ -96,6 +97,24 @@ pub fn opencl_std(opcode: u32, ty: Scalar) -> Option<NativeFn> {
     table().map.get(&(opcode, ty)).copied()
 }
 
+/// Vector form of a geometric OpenCL.std instruction (`length`, `distance`, `normalize`
+/// and their `fast_` variants) for `width` components of float type `ty` (`F32`/`F64`),
+/// `width` 2, 3 or 4; width 1 is the scalar entry of [`opencl_std`].
+///
+/// This is an addition to the scalar table, because these functions do not decompose into
+/// per-component calls. Every vector operand is passed by address ([`Scalar::Ptr`]) of
+/// its `width` components stored contiguously (no padding for 3 components):
+/// - `length(p)`: `[Ptr] -> T`;
+/// - `distance(p0, p1)`: `[Ptr, Ptr] -> T`;
+/// - `normalize(p)`: `[Ptr, Ptr] -> T`, writes the result vector to the second address
+///   (which may equal the first) and returns `length(p)` (callers may ignore it).
+pub fn geometric(opcode: u32, ty: Scalar, width: u32) -> Option<NativeFn> {
+    if width == 1 {
+        return opencl_std(opcode, ty);
+    }
+    table().vector.get(&(opcode, ty, width)).copied()
+}
+
 /// Every symbol, to register with the JIT builder (cranelift_jit::JITBuilder::symbol).
 pub fn all_symbols() -> Vec<(&'static str, *const u8)> {
     table().symbols.clone()
@@ -104,6 +123,8 @@ pub fn all_symbols() -> Vec<(&'static str, *const u8)> {
 /// The lookup table, built once.
 struct Table {
     map: HashMap<(u32, Scalar), NativeFn>,
+    /// Vector geometric functions by (opcode, element type, width).
+    vector: HashMap<(u32, Scalar, u32), NativeFn>,
     /// Distinct symbols in registration order.
     symbols: Vec<(&'static str, *const u8)>,
 }
@@ -117,6 +138,7 @@ unsafe impl Sync for Table {}
 /// Collects table entries; used by the submodules' `register` functions.
 pub(crate) struct Registry {
     map: HashMap<(u32, Scalar), NativeFn>,
+    vector: HashMap<(u32, Scalar, u32), NativeFn>,
     symbols: Vec<(&'static str, *const u8)>,
     seen: HashMap<&'static str, *const u8>,
 }
@@ -132,6 +154,21 @@ impl Registry {
             previous.is_none(),
             "builtin {op:?} for {key:?} registered twice"
         );
+        self.add_symbol(f);
+    }
+
+    /// Registers `f` as the `width`-component vector form of `op` (see [`geometric`]).
+    pub(crate) fn add_vector(&mut self, op: ClOp, key: Scalar, width: u32, f: NativeFn) {
+        let previous = self.vector.insert((op as u32, key, width), f);
+        assert!(
+            previous.is_none(),
+            "builtin {op:?} for {key:?}x{width} registered twice"
+        );
+        self.add_symbol(f);
+    }
+
+    /// Records `f`'s symbol once.
+    fn add_symbol(&mut self, f: NativeFn) {
         match self.seen.get(f.symbol) {
             Some(&addr) => {
                 assert!(addr == f.addr, "symbol {} names two functions", f.symbol);
@@ -149,13 +186,16 @@ fn table() -> &'static Table {
     TABLE.get_or_init(|| {
         let mut r = Registry {
             map: HashMap::new(),
+            vector: HashMap::new(),
             symbols: Vec::new(),
             seen: HashMap::new(),
         };
         int::register(&mut r);
         float::register(&mut r);
+        geometric::register(&mut r);
         Table {
             map: r.map,
+            vector: r.vector,
             symbols: r.symbols,
         }
     })

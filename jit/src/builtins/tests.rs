@@ -1260,3 +1260,109 @@ fn integer_edge_cases_spelled_out() {
         assert_eq!(rhadd(-3, 0), -1);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Vector geometric functions
+
+#[test]
+fn geometric_vector_entries_resolve() {
+    use Scalar::*;
+    for ty in [F32, F64] {
+        for width in 2..=4 {
+            for op in [ClOp::length, ClOp::fast_length] {
+                let f = geometric(op as u32, ty, width).expect("length");
+                assert_eq!((f.params, f.ret), (&[Ptr][..], ty));
+            }
+            for op in [
+                ClOp::distance,
+                ClOp::fast_distance,
+                ClOp::normalize,
+                ClOp::fast_normalize,
+            ] {
+                let f = geometric(op as u32, ty, width).expect("distance/normalize");
+                assert_eq!((f.params, f.ret), (&[Ptr, Ptr][..], ty));
+                assert!(all_symbols()
+                    .iter()
+                    .any(|(s, a)| *s == f.symbol && *a == f.addr));
+            }
+        }
+        assert!(geometric(ClOp::length as u32, ty, 8).is_none());
+        assert_eq!(
+            geometric(ClOp::length as u32, ty, 1).map(|f| f.symbol),
+            opencl_std(ClOp::length as u32, ty).map(|f| f.symbol)
+        );
+    }
+}
+
+#[test]
+fn geometric_vector_functions_avoid_overflow_and_handle_specials() {
+    use Scalar::*;
+    // SAFETY: signatures as registered: [Ptr] -> T and [Ptr, Ptr] -> T.
+    let (len3, len4_64, dist2, norm3, norm2_64) = unsafe {
+        (
+            std::mem::transmute::<*const u8, unsafe extern "C" fn(*const f32) -> f32>(
+                geometric(ClOp::length as u32, F32, 3).unwrap().addr,
+            ),
+            std::mem::transmute::<*const u8, unsafe extern "C" fn(*const f64) -> f64>(
+                geometric(ClOp::length as u32, F64, 4).unwrap().addr,
+            ),
+            std::mem::transmute::<*const u8, unsafe extern "C" fn(*const f32, *const f32) -> f32>(
+                geometric(ClOp::distance as u32, F32, 2).unwrap().addr,
+            ),
+            std::mem::transmute::<*const u8, unsafe extern "C" fn(*const f32, *mut f32) -> f32>(
+                geometric(ClOp::normalize as u32, F32, 3).unwrap().addr,
+            ),
+            std::mem::transmute::<*const u8, unsafe extern "C" fn(*const f64, *mut f64) -> f64>(
+                geometric(ClOp::normalize as u32, F64, 2).unwrap().addr,
+            ),
+        )
+    };
+    // SAFETY: every pointer below addresses enough components.
+    unsafe {
+        assert_eq!(len3([3.0f32, 4.0, 12.0].as_ptr()), 13.0);
+        assert_eq!(len3([3e30f32, 4e30, 12e30].as_ptr()), 13e30);
+        assert_eq!(len3([3e-40f32, 4e-40, 0.0].as_ptr()), 5e-40);
+        assert_eq!(len3([f32::MAX, f32::MAX, 0.0].as_ptr()), f32::INFINITY);
+        assert_eq!(len3([f32::NAN, f32::INFINITY, 0.0].as_ptr()), f32::INFINITY);
+        assert!(len3([f32::NAN, 1.0, 0.0].as_ptr()).is_nan());
+        let big = len4_64([1e300, 1e300, 1e300, 1e300].as_ptr());
+        assert_eq!(big, 2e300);
+        let tiny = len4_64([3e-320, 4e-320, 0.0, 0.0].as_ptr());
+        assert!((tiny / 5e-320 - 1.0).abs() < 1e-3, "{tiny:e}");
+        assert_eq!(len4_64([1e-300, 1e300, 0.0, -0.0].as_ptr()), 1e300);
+        assert_eq!(dist2([1.0f32, 1.0].as_ptr(), [4.0f32, 5.0].as_ptr()), 5.0);
+        assert_eq!(
+            dist2([f32::MAX, 0.0].as_ptr(), [-f32::MAX, 0.0].as_ptr()),
+            f32::INFINITY
+        );
+
+        let mut out = [0.0f32; 3];
+        let p = 2f32.powi(100);
+        assert_eq!(
+            norm3([3.0 * p, 0.0, -4.0 * p].as_ptr(), out.as_mut_ptr()),
+            5.0 * p
+        );
+        assert_eq!(out, [0.6, 0.0, -0.8]);
+        norm3([1e-45f32, 0.0, 0.0].as_ptr(), out.as_mut_ptr());
+        assert_eq!(out, [1.0, 0.0, 0.0]);
+        norm3([0.0f32, -0.0, 0.0].as_ptr(), out.as_mut_ptr());
+        assert!(same32(out[0], 0.0) && same32(out[1], -0.0));
+        norm3(
+            [f32::NEG_INFINITY, 2.0, f32::INFINITY].as_ptr(),
+            out.as_mut_ptr(),
+        );
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        assert_eq!(out, [-h, 0.0, h]);
+        norm3([f32::NAN, 2.0, 1.0].as_ptr(), out.as_mut_ptr());
+        assert!(out.iter().all(|x| x.is_nan()));
+        // In place.
+        let mut v = [0.0f64, -7e-310];
+        norm2_64(v.as_ptr(), v.as_mut_ptr());
+        assert_eq!(v, [0.0, -1.0]);
+        let mut v = [1e308f64, 1e308];
+        norm2_64(v.as_ptr(), v.as_mut_ptr());
+        for x in v {
+            assert!(ulps_f64(x, std::f64::consts::FRAC_1_SQRT_2) <= 1.0, "{x}");
+        }
+    }
+}
