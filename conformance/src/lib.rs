@@ -1128,3 +1128,40 @@ pub fn run_with_buffers(
     }
     ctx.run(&kernel, global, local);
 }
+
+/// Environment variable that marks a re-executed test binary (see [`run_in_child`]).
+pub const CHILD_MARKER: &str = "CRANECL_CONFORMANCE_CHILD";
+
+/// Whether this process is a child started by [`run_in_child`] for test `name`.
+pub fn is_child_for(name: &str) -> bool {
+    std::env::var(CHILD_MARKER).as_deref() == Ok(name)
+}
+
+/// Whether this process is any child started by [`run_in_child`].
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD_MARKER).is_some()
+}
+
+/// Re-executes the current test binary running only test `name`, with extra
+/// environment variables (the driver reads its configuration once per process, and
+/// environment variables are process-global). Panics with the child's output if it
+/// fails or does not print `CHILD-OK`.
+pub fn run_in_child(name: &str, env: &[(&str, &str)]) {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD_MARKER, name);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("re-executing the test binary for {name}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("CHILD-OK"),
+        "child {name} with {env:?} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}

@@ -9,7 +9,6 @@
 //! the driver directly (`CRANECL_LIB`) and run on cranecl only.
 
 use std::ffi::{c_char, c_void, CString};
-use std::process::Command;
 use std::ptr;
 
 use cranecl_conformance::sys::*;
@@ -607,12 +606,10 @@ fn unsupported_capability_is_named_in_the_log() {
     }
 }
 
-const CHILD_ENV: &str = "CRANECL_CONFORMANCE_CHILD";
-
 /// The child half of `missing_clang_is_reported`: runs only when re-executed.
 #[test]
 fn missing_clang_child() {
-    if std::env::var(CHILD_ENV).as_deref() != Ok("missing_clang") {
+    if !is_child_for("missing_clang_child") {
         return;
     }
     let ctx = DeviceContext::new();
@@ -641,27 +638,10 @@ fn missing_clang_child() {
 
 #[test]
 fn missing_clang_is_reported() {
-    if std::env::var(CHILD_ENV).is_ok() || !testing_cranecl() {
+    if is_child() || !testing_cranecl() {
         return;
     }
-    let exe = std::env::current_exe().expect("test binary path");
-    let out = Command::new(exe)
-        .args([
-            "--exact",
-            "missing_clang_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, "missing_clang")
-        .env("CRANECL_CLANG", "/nonexistent")
-        .output()
-        .expect("re-executing the test binary");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("CHILD-OK"),
-        "child failed:\n{stdout}\n{stderr}"
-    );
+    run_in_child("missing_clang_child", &[("CRANECL_CLANG", "/nonexistent")]);
 }
 
 type GetMemObjectInfoFn =

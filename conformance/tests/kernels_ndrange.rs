@@ -241,3 +241,33 @@ fn arguments_are_captured_at_enqueue() {
     assert_eq!(ctx.read::<i32>(&a, 16), vec![11; 16]);
     assert_eq!(ctx.read::<i32>(&b, 16), vec![22; 16]);
 }
+
+/// Child half of `thread_count_from_environment`.
+#[test]
+fn thread_count_child() {
+    if !is_child_for("thread_count_child") {
+        return;
+    }
+    let ctx = DeviceContext::new();
+    let src =
+        "kernel void k(global uint* o) { size_t i = get_global_id(0); o[i] = (uint)(i * 7u); }";
+    let kernel = ctx.kernel(src, "", "k");
+    let n = 100_003;
+    let out = ctx.buffer_zeroed::<u32>(n);
+    kernel.arg_buffer(0, &out);
+    ctx.run(&kernel, &[n], None);
+    let got: Vec<u32> = ctx.read(&out, n);
+    assert!(got.iter().enumerate().all(|(i, &v)| v == (i * 7) as u32));
+    check_builtins(&ctx, "", &[1, 2], &[16, 8], Some(&[4, 4]));
+    println!("CHILD-OK");
+}
+
+#[test]
+fn thread_count_from_environment() {
+    if is_child() || !testing_cranecl() {
+        return;
+    }
+    for threads in ["1", "3"] {
+        run_in_child("thread_count_child", &[("CRANECL_NUM_THREADS", threads)]);
+    }
+}

@@ -10,7 +10,16 @@
 
 use cranecl_conformance::*;
 
+/// Widths every test covers; 32 is added when the device lists it.
 const WIDTHS: [usize; 3] = [4, 8, 16];
+
+fn widths(ctx: &DeviceContext) -> Vec<usize> {
+    let mut w = WIDTHS.to_vec();
+    if ctx.sub_group_sizes().contains(&32) {
+        w.push(32);
+    }
+    w
+}
 
 /// Whether sub-group tests at width `w` run on this platform.
 fn sub_groups_available(ctx: &DeviceContext, w: Option<usize>) -> bool {
@@ -44,7 +53,7 @@ const OPTS: &str = "-cl-std=CL3.0";
 #[test]
 fn sub_group_ids_with_partial_last_sub_group() {
     let ctx = DeviceContext::new();
-    for w in WIDTHS {
+    for w in widths(&ctx) {
         if !sub_groups_available(&ctx, Some(w)) {
             return;
         }
@@ -83,7 +92,7 @@ fn sub_group_ids_with_partial_last_sub_group() {
 #[test]
 fn sub_group_reduce_add_and_broadcast() {
     let ctx = DeviceContext::new();
-    for w in WIDTHS {
+    for w in widths(&ctx) {
         if !sub_groups_available(&ctx, Some(w)) {
             return;
         }
@@ -153,7 +162,7 @@ fn sub_group_reduce_add_and_broadcast() {
 #[test]
 fn intel_shuffles() {
     let ctx = DeviceContext::new();
-    for w in WIDTHS {
+    for w in widths(&ctx) {
         if !sub_groups_available(&ctx, Some(w)) {
             return;
         }
@@ -219,7 +228,7 @@ fn intel_shuffles() {
 #[test]
 fn shuffle_in_partial_sub_group() {
     let ctx = DeviceContext::new();
-    for w in WIDTHS {
+    for w in widths(&ctx) {
         if !sub_groups_available(&ctx, Some(w)) {
             return;
         }
@@ -294,7 +303,7 @@ fn default_width_is_consistent_with_queries() {
 fn sub_group_ops_with_barriers_and_local_memory() {
     // Sub-group partial sums, combined across the work-group through local memory.
     let ctx = DeviceContext::new();
-    for w in WIDTHS {
+    for w in widths(&ctx) {
         if !sub_groups_available(&ctx, Some(w)) {
             return;
         }
@@ -328,5 +337,87 @@ fn sub_group_ops_with_barriers_and_local_memory() {
                 "W={w} group {g}"
             );
         }
+    }
+}
+
+#[test]
+fn spirv_kernels_with_required_width() {
+    let ctx = DeviceContext::new();
+    if !sub_groups_available(&ctx, Some(16)) || !require(ctx.supports_spirv(), "SPIR-V programs") {
+        return;
+    }
+    // `intel_reqd_sub_group_size` arrives as `OpExecutionMode SubgroupSize 16`.
+    let src = format!(
+        r#"{a} kernel void k(global const int* in, global int* o) {{
+            size_t i = get_global_id(0);
+            o[2 * i] = (int)get_sub_group_size();
+            o[2 * i + 1] = sub_group_reduce_add(in[i]) + intel_sub_group_shuffle_xor(in[i], 3u);
+        }}"#,
+        a = attr(16)
+    );
+    let il = spirv::compile(&src, &["-mllvm", "-spirv-ext=+SPV_INTEL_subgroups"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let program = ctx.try_build_il(&il, "").unwrap_or_else(|f| panic!("{f}"));
+    let kernel = program.kernel("k");
+    let n = 128;
+    let xs: Vec<i32> = (0..n as i32).map(|v| v * v % 97).collect();
+    let a = ctx.buffer_from(&xs);
+    let o = ctx.buffer_zeroed::<i32>(2 * n);
+    kernel.arg_buffer(0, &a).arg_buffer(1, &o);
+    ctx.run(&kernel, &[n], Some(&[64]));
+    let got: Vec<i32> = ctx.read(&o, 2 * n);
+    for i in 0..n {
+        let first = i - i % 16;
+        let sum: i32 = xs[first..first + 16].iter().sum();
+        assert_eq!(got[2 * i], 16, "get_sub_group_size at {i}");
+        assert_eq!(
+            got[2 * i + 1],
+            sum + xs[first + ((i % 16) ^ 3)],
+            "reduce + shuffle_xor at {i}"
+        );
+    }
+}
+
+/// Child half of `subgroup_width_from_environment`.
+#[test]
+fn subgroup_width_child() {
+    if !is_child_for("subgroup_width_child") {
+        return;
+    }
+    let want: usize = std::env::var("CRANECL_SUBGROUP_WIDTH")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let ctx = DeviceContext::new();
+    let src = "kernel void k(global uint* o) { o[get_global_id(0)] = get_sub_group_size(); }";
+    let kernel = ctx.kernel(src, OPTS, "k");
+    let out = ctx.buffer_zeroed::<u32>(64);
+    kernel.arg_buffer(0, &out);
+    ctx.run(&kernel, &[64], Some(&[64]));
+    assert_eq!(
+        ctx.read::<u32>(&out, 64),
+        vec![want as u32; 64],
+        "CRANECL_SUBGROUP_WIDTH={want}"
+    );
+    // A required size still wins over the environment.
+    let fixed = format!("{} {src}", attr(8));
+    let kernel = ctx.kernel(&fixed, OPTS, "k");
+    kernel.arg_buffer(0, &out);
+    ctx.run(&kernel, &[64], Some(&[64]));
+    assert_eq!(
+        ctx.read::<u32>(&out, 64),
+        vec![8u32; 64],
+        "intel_reqd_sub_group_size(8) under CRANECL_SUBGROUP_WIDTH={want}"
+    );
+    println!("CHILD-OK");
+}
+
+#[test]
+fn subgroup_width_from_environment() {
+    if is_child() || !testing_cranecl() {
+        return;
+    }
+    for w in ["4", "16"] {
+        run_in_child("subgroup_width_child", &[("CRANECL_SUBGROUP_WIDTH", w)]);
     }
 }
