@@ -21,6 +21,8 @@
 //! instructions (`vloadn`, `shuffle`, `printf`, `prefetch`, `cross`, `select`, ...) are
 //! the code generator's business and are absent from the table.
 
+#[cfg(test)]
+mod abi_tests;
 mod float;
 mod geometric;
 mod int;
