@@ -5,6 +5,7 @@
 #   make test        install what is missing, build, run every test suite (cargo
 #                    tests incl. conformance, pytest, clinfo checks)
 #   make icd         build the release driver and write build/icd/cranecl.icd
+#   make leak-check  valgrind over conformance/c/hello.c (needs valgrind)
 #   make fmt-check   rustfmt in check mode
 #   make clippy      clippy on every crate and target, warnings are errors
 #
@@ -29,7 +30,7 @@ HELLO := $(ROOT)/build/hello
 # What every run against the built driver needs: the loader sees only cranecl.
 DRIVER_ENV := OCL_ICD_VENDORS=$(ICD_DIR) CRANECL_LIB=$(LIB)
 
-.PHONY: demo test deps driver icd hello cargo-test pytest clinfo-check fmt-check clippy clean-build
+.PHONY: demo test deps driver icd hello cargo-test pytest clinfo-check leak-check fmt-check clippy clean-build
 
 deps:
 	VENV=$(VENV) $(ROOT)/scripts/install-deps.sh
@@ -70,6 +71,11 @@ pytest:
 clinfo-check:
 	@echo "== clinfo checks"
 	$(DRIVER_ENV) $(ROOT)/scripts/check-clinfo.sh
+
+# Memory check of a whole application run (needs valgrind; not part of `make test`).
+# Only definite leaks fail: the driver keeps its worker pool and JIT for the process.
+leak-check: icd hello
+	$(DRIVER_ENV) valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 $(HELLO)
 
 fmt-check:
 	$(CARGO) fmt --all -- --check

@@ -86,6 +86,7 @@ def compile_spirv(source, extra=()):
             clang, "-cc1", "-triple", "spirv64-unknown-unknown", "-cl-std=CL3.0",
             "-finclude-default-header", "-O2",
             "-cl-ext=+cl_khr_subgroups,+cl_intel_subgroups,+__opencl_c_subgroups",
+            "-mllvm", "-spirv-ext=+SPV_INTEL_subgroups",
             *extra, "-emit-obj", "-o", out, src,
         ]
         done = subprocess.run(cmd, capture_output=True, text=True)

@@ -107,3 +107,39 @@ def test_map_and_use_host_ptr(ctx, queue):
     np.testing.assert_array_equal(mapped, np.arange(1024, dtype=np.float32) * 2)
     del mapped
     queue.finish()
+
+
+SUBGROUP_SRC = """
+__attribute__((intel_reqd_sub_group_size(%d)))
+kernel void sg(global const int* in, global int* out) {
+    size_t i = get_global_id(0);
+    out[3 * i] = get_sub_group_size();
+    out[3 * i + 1] = sub_group_reduce_add(in[i]);
+    out[3 * i + 2] = intel_sub_group_shuffle_xor(in[i], 1u);
+}
+"""
+
+
+@pytest.mark.parametrize("width", [4, 8, 16])
+@pytest.mark.parametrize("from_spirv", [False, True])
+def test_sub_groups_at_required_width(ctx, device, queue, width, from_spirv):
+    require("cl_intel_subgroups" in device.extensions.split(), "cl_intel_subgroups")
+    src = SUBGROUP_SRC % width
+    if from_spirv:
+        require("SPIR-V" in (device.il_version or ""), "SPIR-V programs")
+        program = cl.Program(ctx, compile_spirv(src)).build()
+    else:
+        program = cl.Program(ctx, src).build(options=["-cl-std=CL3.0"])
+    n = 256
+    data = (np.arange(n, dtype=np.int32) * 37) % 101
+    mf = cl.mem_flags
+    ib = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data)
+    ob = cl.Buffer(ctx, mf.WRITE_ONLY, 3 * n * 4)
+    program.sg(queue, (n,), (64,), ib, ob)
+    out = np.empty(3 * n, dtype=np.int32)
+    cl.enqueue_copy(queue, out, ob)
+    out = out.reshape(n, 3)
+    groups = data.reshape(-1, width)
+    assert (out[:, 0] == width).all()
+    np.testing.assert_array_equal(out[:, 1], np.repeat(groups.sum(axis=1), width))
+    np.testing.assert_array_equal(out[:, 2], data[np.arange(n) ^ 1])

@@ -43,6 +43,7 @@ pub fn compile(source: &str, extra: &[&str]) -> Result<Vec<u8>, String> {
         .args(["-cc1", "-triple", "spirv64-unknown-unknown", "-cl-std=CL3.0"])
         .args(["-finclude-default-header", "-O2"])
         .arg("-cl-ext=+cl_khr_subgroups,+cl_intel_subgroups,+__opencl_c_subgroups,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_int64")
+        .args(["-mllvm", "-spirv-ext=+SPV_INTEL_subgroups"])
         .args(extra)
         .arg("-emit-obj")
         .arg("-o")

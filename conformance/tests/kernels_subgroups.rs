@@ -355,8 +355,7 @@ fn spirv_kernels_with_required_width() {
         }}"#,
         a = attr(16)
     );
-    let il = spirv::compile(&src, &["-mllvm", "-spirv-ext=+SPV_INTEL_subgroups"])
-        .unwrap_or_else(|e| panic!("{e}"));
+    let il = spirv::compile(&src, &[]).unwrap_or_else(|e| panic!("{e}"));
     let program = ctx.try_build_il(&il, "").unwrap_or_else(|f| panic!("{f}"));
     let kernel = program.kernel("k");
     let n = 128;
