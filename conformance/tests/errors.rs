@@ -606,6 +606,28 @@ fn unsupported_capability_is_named_in_the_log() {
     }
 }
 
+#[test]
+fn image_kernels_are_refused_with_a_message() {
+    // cranecl has no image support: a SPIR-V module using images must fail to build
+    // with a log that says what is unsupported (instruction or capability).
+    let ctx = DeviceContext::new();
+    if !testing_cranecl() || !require(ctx.supports_spirv(), "SPIR-V programs") {
+        return;
+    }
+    let src = r#"
+        kernel void k(read_only image2d_t img, sampler_t s, global float4* o) {
+            o[0] = read_imagef(img, s, (int2)(0, 0));
+        }
+    "#;
+    let il = spirv::compile(src, &["-cl-ext=+__opencl_c_images"]).unwrap_or_else(|e| panic!("{e}"));
+    let log = expect_il_rejected(&ctx, &il, "image kernel");
+    let lower = log.to_lowercase();
+    assert!(
+        lower.contains("image") || lower.contains("sampler"),
+        "the log names the image feature: {log:?}"
+    );
+}
+
 /// The child half of `missing_clang_is_reported`: runs only when re-executed.
 #[test]
 fn missing_clang_child() {

@@ -792,3 +792,40 @@ kernel void k(global float* o, float4 f, int2 n, uchar3 c, double2 d) {
     ctx.run(&kernel, &[1], None);
     assert_eq!(ctx.read::<f32>(&out, 4), vec![4321.0, 42.0, 253.0, -6.0]);
 }
+
+#[test]
+fn fp_contract_off_is_honoured() {
+    // With FP_CONTRACT OFF, a * b + c must round the product: the result is 0 for
+    // these inputs, where a fused operation would give -2^-46.
+    let ctx = DeviceContext::new();
+    let src = r#"
+#pragma OPENCL FP_CONTRACT OFF
+kernel void k(global const float* a, global float* o) {
+    o[get_global_id(0)] = a[0] * a[1] + a[2];
+}
+"#;
+    let e = f32::EPSILON;
+    let input = [1.0 + e, 1.0 - e, -1.0f32];
+    let a = ctx.buffer_from(&input);
+    let o = ctx.buffer_zeroed::<f32>(8);
+    run_with_buffers(&ctx, src, "", "k", &[&a, &o], &[8], None);
+    assert_eq!(
+        ctx.read::<f32>(&o, 8),
+        vec![0.0f32; 8],
+        "a * b + c was fused despite FP_CONTRACT OFF"
+    );
+    if ctx.supports_spirv() {
+        // The same through SPIR-V (clang marks the kernel ContractionOff).
+        let il = spirv::compile(src, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let program = ctx.try_build_il(&il, "").unwrap_or_else(|f| panic!("{f}"));
+        let kernel = program.kernel("k");
+        let o = ctx.buffer_zeroed::<f32>(8);
+        kernel.arg_buffer(0, &a).arg_buffer(1, &o);
+        ctx.run(&kernel, &[8], None);
+        assert_eq!(
+            ctx.read::<f32>(&o, 8),
+            vec![0.0f32; 8],
+            "SPIR-V ContractionOff not honoured"
+        );
+    }
+}
