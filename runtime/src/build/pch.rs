@@ -98,6 +98,30 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
+/// Deletes temp files a killed process left behind (older than an hour, so a PCH
+/// another process is writing right now is never touched).
+fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(".tmp")) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(3600));
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// The default cache directory: `CRANECL_CACHE_DIR`, `$XDG_CACHE_HOME/cranecl`,
 /// `~/.cache/cranecl`, else a directory under the system temp dir.
 pub fn default_cache_dir() -> PathBuf {
@@ -139,6 +163,8 @@ impl PchCache {
     pub fn new(dir: PathBuf, mode: PchBuild) -> Option<Arc<PchCache>> {
         std::fs::create_dir_all(dir.join("pch")).ok()?;
         std::fs::create_dir_all(dir.join("include")).ok()?;
+        remove_stale_temp_files(&dir.join("pch"));
+        remove_stale_temp_files(&dir.join("include"));
         Some(Arc::new(PchCache {
             dir,
             mode,

@@ -60,6 +60,18 @@ thread_local! {
     static MEMORY: RefCell<WorkerMemory> = RefCell::new(WorkerMemory::default());
 }
 
+/// A value alone on its cache line(s), so the hot counters do not slow down reads of
+/// the launch's read-only fields on other cores.
+#[repr(align(128))]
+struct CacheLine<T>(T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// One launch in flight, shared by the caller and its helpers.
 pub(crate) struct NdJob {
     kernel: Arc<CompiledKernel>,
@@ -76,8 +88,8 @@ pub(crate) struct NdJob {
     global: [usize; 3],
     total: usize,
     chunk: usize,
-    next: AtomicUsize,
-    done: AtomicUsize,
+    next: CacheLine<AtomicUsize>,
+    done: CacheLine<AtomicUsize>,
     aborted: AtomicBool,
     failure: Mutex<Option<String>>,
     finished: Mutex<bool>,
@@ -194,8 +206,8 @@ impl NdJob {
             global,
             total,
             chunk,
-            next: AtomicUsize::new(0),
-            done: AtomicUsize::new(0),
+            next: CacheLine(AtomicUsize::new(0)),
+            done: CacheLine(AtomicUsize::new(0)),
             aborted: AtomicBool::new(false),
             failure: Mutex::new(None),
             finished: Mutex::new(false),
