@@ -292,7 +292,7 @@ pub(crate) mod f64fns {
     }
 
     forward1!(
-        acos => libm::acos, acosh => libm::acosh, asin => libm::asin, asinh => libm::asinh,
+        acos => libm::acos, acosh => precise::acosh, asin => libm::asin, asinh => libm::asinh,
         atan => libm::atan, atanh => libm::atanh, cbrt => libm::cbrt, cos => libm::cos,
         cosh => libm::cosh, erf => libm::erf, erfc => libm::erfc, exp => libm::exp,
         exp2 => libm::exp2, expm1 => libm::expm1, log => libm::log, log2 => libm::log2,

@@ -346,3 +346,12 @@ pub(crate) fn powr(x: f64, y: f64) -> f64 {
 pub(crate) fn rsqrt(x: f64) -> f64 {
     1.0 / x.sqrt()
 }
+
+/// `acosh(x)`: NaN below 1. (`libm::acosh` returns finite garbage for `-2^26 < x <= -2`,
+/// where its `log(2x - 1/(x + sqrt(x² - 1)))` branch sees a positive argument.)
+pub(crate) fn acosh(x: f64) -> f64 {
+    if x < 1.0 {
+        return f64::NAN;
+    }
+    libm::acosh(x)
+}
