@@ -17,9 +17,17 @@
 //!   once with the element type the OpenCL C signature gives (`int*` for frexp/remquo/
 //!   lgamma_r, the float type for modf/fract/sincos).
 //!
-//! This module does not generate code and knows nothing of lanes or masks; vector-only
-//! instructions (`vloadn`, `shuffle`, `printf`, `prefetch`, `cross`, `select`, ...) are
-//! the code generator's business and are absent from the table.
+//! The vector forms of `length`/`distance`/`normalize`, which do not decompose into
+//! per-component calls, are looked up with [`geometric`] and take their vectors by
+//! address.
+//!
+//! This module does not generate code and knows nothing of lanes or masks; other
+//! vector-only instructions (`vloadn`, `shuffle`, `printf`, `prefetch`, `cross`, `select`,
+//! ...) are the code generator's business and are absent from the tables.
+//!
+//! Accuracy: every function meets the OpenCL C 3.0 full-profile ulp limits (section 7.4)
+//! and special values (7.5.1); the tests check this against 256-bit mpmath references
+//! (`testdata/`), the host C library, and exact integer arithmetic.
 
 #[cfg(test)]
 mod abi_tests;
@@ -91,8 +99,8 @@ unsafe impl Sync for NativeFn {}
 /// - `nan` takes `I32` for `F32` and `I64` for `F64`;
 /// - `mad24`/`mul24` exist for `I32` only; `half_*`/`native_*` exist for `F32` and `F64`
 ///   (they share the full-precision implementations);
-/// - geometric ops (`length`, `distance`, `normalize`, `fast_*`) are provided for
-///   scalar operands only;
+/// - geometric ops (`length`, `distance`, `normalize`, `fast_*`) here take scalar
+///   operands; their vector forms are in [`geometric`];
 /// - `bitselect` exists for every integer and float type; `select` is not provided
 ///   (its scalar and vector semantics differ: the code generator owns it).
 pub fn opencl_std(opcode: u32, ty: Scalar) -> Option<NativeFn> {
