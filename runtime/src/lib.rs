@@ -4,8 +4,21 @@
 //! state and semantics (platform, device, context, queues, events, memory objects,
 //! programs, kernels), the build pipeline ([`build`]: clang -> SPIR-V -> jit) and the
 //! execution engine ([`exec`]: the worker pool and the ND-range scheduler).
-//! It must not know about dispatch tables or C handles.
+//! It knows nothing of dispatch tables: it only reserves the header the C layer
+//! reads ([`object::ApiHeader`]) at the start of every object.
 
 pub mod build;
+pub mod callback;
+pub mod context;
+pub mod event;
 pub mod exec;
 pub mod features;
+pub mod kernel;
+pub mod memory;
+pub mod object;
+pub mod platform;
+pub mod program;
+pub mod queue;
+
+/// Result of an OpenCL operation: the error is the `CL_*` code the API returns.
+pub type CLResult<T> = Result<T, opencl_sys::cl_int>;

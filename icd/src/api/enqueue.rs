@@ -1,0 +1,528 @@
+//! Every `clEnqueue*` entry point: validation, then one runtime [`Command`].
+
+use cranecl_runtime::event::Event;
+use cranecl_runtime::memory::Mem;
+use cranecl_runtime::queue::{Command, HostPtr, Queue, RectCopy};
+
+use cranecl_runtime::kernel::Kernel;
+
+use super::prelude::*;
+
+/// The queue, its validated wait list, and the event out-parameter of one call.
+struct Enqueue {
+    queue: Arc<Queue>,
+    wait: Vec<Arc<Event>>,
+    event_out: *mut cl_event,
+}
+
+impl Enqueue {
+    fn new(
+        queue: cl_command_queue,
+        num_events: cl_uint,
+        events: *const cl_event,
+        event_out: *mut cl_event,
+    ) -> CLResult<Enqueue> {
+        let queue = get::<Queue>(queue)?;
+        let wait = handle::wait_list(events, num_events, &queue.context)?;
+        Ok(Enqueue {
+            queue,
+            wait,
+            event_out,
+        })
+    }
+
+    /// A buffer argument: valid handle of the queue's context.
+    fn mem(&self, mem: cl_mem) -> CLResult<Arc<Mem>> {
+        let m = get::<Mem>(mem)?;
+        if !Arc::ptr_eq(&m.context, &self.queue.context) {
+            return Err(CL_INVALID_CONTEXT);
+        }
+        Ok(m)
+    }
+
+    fn submit(
+        self,
+        command_type: cl_command_type,
+        command: Command,
+        blocking: bool,
+    ) -> CLResult<()> {
+        let event = self
+            .queue
+            .enqueue(command_type, command, &self.wait, blocking)?;
+        handle::return_event(event, self.event_out);
+        Ok(())
+    }
+}
+
+fn check_host_read(mem: &Mem) -> CLResult<()> {
+    if mem.flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) != 0 {
+        return Err(CL_INVALID_OPERATION);
+    }
+    Ok(())
+}
+
+fn check_host_write(mem: &Mem) -> CLResult<()> {
+    if mem.flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) != 0 {
+        return Err(CL_INVALID_OPERATION);
+    }
+    Ok(())
+}
+
+fn host_ptr(p: *const c_void) -> CLResult<HostPtr> {
+    if p.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(HostPtr(p.cast_mut().cast()))
+}
+
+cl_entry! {
+    fn clEnqueueReadBuffer(
+        command_queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking_read: cl_bool,
+        offset: size_t,
+        size: size_t,
+        ptr: *mut c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let mem = e.mem(buffer)?;
+        let dst = host_ptr(ptr)?;
+        if size == 0 || !mem.range_ok(offset, size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        check_host_read(&mem)?;
+        e.submit(CL_COMMAND_READ_BUFFER, Command::Read { mem, offset, size, dst }, blocking_read != CL_FALSE)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueWriteBuffer(
+        command_queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking_write: cl_bool,
+        offset: size_t,
+        size: size_t,
+        ptr: *const c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let mem = e.mem(buffer)?;
+        let src = host_ptr(ptr)?;
+        if size == 0 || !mem.range_ok(offset, size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        check_host_write(&mem)?;
+        e.submit(CL_COMMAND_WRITE_BUFFER, Command::Write { mem, offset, size, src }, blocking_write != CL_FALSE)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueCopyBuffer(
+        command_queue: cl_command_queue,
+        src_buffer: cl_mem,
+        dst_buffer: cl_mem,
+        src_offset: size_t,
+        dst_offset: size_t,
+        size: size_t,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let src = e.mem(src_buffer)?;
+        let dst = e.mem(dst_buffer)?;
+        if size == 0 || !src.range_ok(src_offset, size) || !dst.range_ok(dst_offset, size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        if src.overlaps(src_offset, &dst, dst_offset, size) {
+            return Err(CL_MEM_COPY_OVERLAP);
+        }
+        e.submit(CL_COMMAND_COPY_BUFFER, Command::Copy { src, src_offset, dst, dst_offset, size }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueFillBuffer(
+        command_queue: cl_command_queue,
+        buffer: cl_mem,
+        pattern: *const c_void,
+        pattern_size: size_t,
+        offset: size_t,
+        size: size_t,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let mem = e.mem(buffer)?;
+        if pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
+            return Err(CL_INVALID_VALUE);
+        }
+        if offset % pattern_size != 0 || size % pattern_size != 0 || !mem.range_ok(offset, size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        let pattern = util::slice(pattern.cast::<u8>(), pattern_size)?.to_vec();
+        e.submit(CL_COMMAND_FILL_BUFFER, Command::Fill { mem, pattern, offset, size }, false)
+    }
+}
+
+/// Reads a 3-element `size_t` array (`CL_INVALID_VALUE` for NULL).
+fn triple(p: *const size_t) -> CLResult<[usize; 3]> {
+    let s = util::slice(p, 3)?;
+    Ok([s[0], s[1], s[2]])
+}
+
+/// Builds and checks a rect copy: pitches default as the spec says; `src`/`dst` sizes
+/// bound the extents when known (buffers).
+#[allow(clippy::too_many_arguments)]
+fn rect(
+    src_origin: [usize; 3],
+    dst_origin: [usize; 3],
+    region: [usize; 3],
+    src_row: usize,
+    src_slice: usize,
+    dst_row: usize,
+    dst_slice: usize,
+) -> CLResult<RectCopy> {
+    if region.contains(&0) {
+        return Err(CL_INVALID_VALUE);
+    }
+    let pitch = |row: usize, slice: usize| -> CLResult<(usize, usize)> {
+        let row = if row == 0 { region[0] } else { row };
+        let slice = if slice == 0 {
+            region[1].checked_mul(row).ok_or(CL_INVALID_VALUE)?
+        } else {
+            slice
+        };
+        if row < region[0] || slice < region[1] * row || slice % row != 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        Ok((row, slice))
+    };
+    let (src_row_pitch, src_slice_pitch) = pitch(src_row, src_slice)?;
+    let (dst_row_pitch, dst_slice_pitch) = pitch(dst_row, dst_slice)?;
+    Ok(RectCopy {
+        src_origin,
+        dst_origin,
+        region,
+        src_row_pitch,
+        src_slice_pitch,
+        dst_row_pitch,
+        dst_slice_pitch,
+    })
+}
+
+cl_entry! {
+    fn clEnqueueReadBufferRect(
+        command_queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking_read: cl_bool,
+        buffer_origin: *const size_t,
+        host_origin: *const size_t,
+        region: *const size_t,
+        buffer_row_pitch: size_t,
+        buffer_slice_pitch: size_t,
+        host_row_pitch: size_t,
+        host_slice_pitch: size_t,
+        ptr: *mut c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let mem = e.mem(buffer)?;
+        let dst = host_ptr(ptr)?;
+        let r = rect(triple(buffer_origin)?, triple(host_origin)?, triple(region)?,
+            buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch)?;
+        if r.src_extent() > mem.size {
+            return Err(CL_INVALID_VALUE);
+        }
+        check_host_read(&mem)?;
+        e.submit(CL_COMMAND_READ_BUFFER_RECT, Command::ReadRect { mem, rect: r, dst }, blocking_read != CL_FALSE)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueWriteBufferRect(
+        command_queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking_write: cl_bool,
+        buffer_origin: *const size_t,
+        host_origin: *const size_t,
+        region: *const size_t,
+        buffer_row_pitch: size_t,
+        buffer_slice_pitch: size_t,
+        host_row_pitch: size_t,
+        host_slice_pitch: size_t,
+        ptr: *const c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let mem = e.mem(buffer)?;
+        let src = host_ptr(ptr)?;
+        let r = rect(triple(host_origin)?, triple(buffer_origin)?, triple(region)?,
+            host_row_pitch, host_slice_pitch, buffer_row_pitch, buffer_slice_pitch)?;
+        if r.dst_extent() > mem.size {
+            return Err(CL_INVALID_VALUE);
+        }
+        check_host_write(&mem)?;
+        e.submit(CL_COMMAND_WRITE_BUFFER_RECT, Command::WriteRect { mem, rect: r, src }, blocking_write != CL_FALSE)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueCopyBufferRect(
+        command_queue: cl_command_queue,
+        src_buffer: cl_mem,
+        dst_buffer: cl_mem,
+        src_origin: *const size_t,
+        dst_origin: *const size_t,
+        region: *const size_t,
+        src_row_pitch: size_t,
+        src_slice_pitch: size_t,
+        dst_row_pitch: size_t,
+        dst_slice_pitch: size_t,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let src = e.mem(src_buffer)?;
+        let dst = e.mem(dst_buffer)?;
+        let r = rect(triple(src_origin)?, triple(dst_origin)?, triple(region)?,
+            src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch)?;
+        if r.src_extent() > src.size || r.dst_extent() > dst.size {
+            return Err(CL_INVALID_VALUE);
+        }
+        if Arc::ptr_eq(&src, &dst) {
+            if r.src_row_pitch != r.dst_row_pitch || r.src_slice_pitch != r.dst_slice_pitch {
+                return Err(CL_INVALID_VALUE);
+            }
+            let start = |o: [usize; 3]| o[2] * r.src_slice_pitch + o[1] * r.src_row_pitch + o[0];
+            let (a, b) = (start(r.src_origin), start(r.dst_origin));
+            let (a_end, b_end) = (r.src_extent(), r.dst_extent());
+            if a < b_end && b < a_end {
+                return Err(CL_MEM_COPY_OVERLAP);
+            }
+        }
+        e.submit(CL_COMMAND_COPY_BUFFER_RECT, Command::CopyRect { src, dst, rect: r }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueMapBuffer(
+        command_queue: cl_command_queue,
+        buffer: cl_mem,
+        blocking_map: cl_bool,
+        map_flags: cl_map_flags,
+        offset: size_t,
+        size: size_t,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event;
+        errcode_ret
+    ) -> *mut c_void {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let mem = e.mem(buffer)?;
+        if size == 0 || !mem.range_ok(offset, size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        let known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+        if map_flags & !known != 0
+            || (map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 && map_flags & (CL_MAP_READ | CL_MAP_WRITE) != 0)
+        {
+            return Err(CL_INVALID_VALUE);
+        }
+        if map_flags & CL_MAP_READ != 0 {
+            check_host_read(&mem)?;
+        }
+        if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
+            check_host_write(&mem)?;
+        }
+        // SAFETY: `offset` is inside the buffer (checked above).
+        let ptr = unsafe { mem.ptr().add(offset) };
+        mem.note_mapped();
+        e.submit(CL_COMMAND_MAP_BUFFER, Command::Nothing { keep: Some(mem) }, blocking_map != CL_FALSE)?;
+        Ok(ptr.cast())
+    }
+}
+
+cl_entry! {
+    fn clEnqueueUnmapMemObject(
+        command_queue: cl_command_queue,
+        memobj: cl_mem,
+        mapped_ptr: *mut c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let mem = e.mem(memobj)?;
+        let base = mem.ptr() as usize;
+        let p = mapped_ptr as usize;
+        if p < base || p > base + mem.size || !mem.note_unmapped() {
+            return Err(CL_INVALID_VALUE);
+        }
+        e.submit(CL_COMMAND_UNMAP_MEM_OBJECT, Command::Nothing { keep: Some(mem) }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueMigrateMemObjects(
+        command_queue: cl_command_queue,
+        num_mem_objects: cl_uint,
+        mem_objects: *const cl_mem,
+        flags: cl_mem_migration_flags,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        if num_mem_objects == 0 || mem_objects.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        if flags & !(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        for m in util::slice(mem_objects, num_mem_objects as usize)? {
+            e.mem(*m)?;
+        }
+        e.submit(CL_COMMAND_MIGRATE_MEM_OBJECTS, Command::Nothing { keep: None }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueMarkerWithWaitList(
+        command_queue: cl_command_queue,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        e.submit(CL_COMMAND_MARKER, Command::Nothing { keep: None }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueBarrierWithWaitList(
+        command_queue: cl_command_queue,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        e.submit(CL_COMMAND_BARRIER, Command::Nothing { keep: None }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int {
+        if event.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let e = Enqueue::new(command_queue, 0, std::ptr::null(), event)?;
+        e.submit(CL_COMMAND_MARKER, Command::Nothing { keep: None }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueBarrier(command_queue: cl_command_queue) -> cl_int {
+        let e = Enqueue::new(command_queue, 0, std::ptr::null(), std::ptr::null_mut())?;
+        e.submit(CL_COMMAND_BARRIER, Command::Nothing { keep: None }, false)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueWaitForEvents(command_queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event) -> cl_int {
+        if num_events == 0 || event_list.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let e = Enqueue::new(command_queue, num_events, event_list, std::ptr::null_mut())
+            .map_err(|c| if c == CL_INVALID_EVENT_WAIT_LIST { CL_INVALID_EVENT } else { c })?;
+        e.submit(CL_COMMAND_BARRIER, Command::Nothing { keep: None }, false)
+    }
+}
+
+fn enqueue_kernel(
+    e: Enqueue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    offset: Option<[usize; 3]>,
+    global: [usize; 3],
+    local: Option<[usize; 3]>,
+) -> CLResult<()> {
+    let k = get::<Kernel>(kernel)?;
+    if !Arc::ptr_eq(&k.program.context, &e.queue.context) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    let ndrange = k.ndrange(work_dim, offset, global, local)?;
+    let (launch, buffers) = k.launch(ndrange)?;
+    if buffers
+        .iter()
+        .any(|b| !Arc::ptr_eq(&b.context, &e.queue.context))
+    {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    let empty = ndrange.global_size[..work_dim as usize].contains(&0);
+    let command = if empty {
+        Command::Nothing { keep: None }
+    } else {
+        Command::NdRange { launch, buffers }
+    };
+    e.submit(CL_COMMAND_NDRANGE_KERNEL, command, false)
+}
+
+/// Up to three `size_t` values (`work_dim` of them; the rest `fill`).
+fn dims(p: *const size_t, work_dim: cl_uint, fill: usize) -> CLResult<[usize; 3]> {
+    let s = util::slice(p, work_dim as usize)?;
+    let mut out = [fill; 3];
+    out[..s.len()].copy_from_slice(s);
+    Ok(out)
+}
+
+cl_entry! {
+    fn clEnqueueNDRangeKernel(
+        command_queue: cl_command_queue,
+        kernel: cl_kernel,
+        work_dim: cl_uint,
+        global_work_offset: *const size_t,
+        global_work_size: *const size_t,
+        local_work_size: *const size_t,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        get::<Kernel>(kernel)?;
+        if !(1..=3).contains(&work_dim) {
+            return Err(CL_INVALID_WORK_DIMENSION);
+        }
+        if global_work_size.is_null() {
+            return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+        }
+        let global = dims(global_work_size, work_dim, 1)?;
+        let offset = if global_work_offset.is_null() { None } else { Some(dims(global_work_offset, work_dim, 0)?) };
+        let local = if local_work_size.is_null() { None } else { Some(dims(local_work_size, work_dim, 1)?) };
+        enqueue_kernel(e, kernel, work_dim, offset, global, local)
+    }
+}
+
+cl_entry! {
+    fn clEnqueueTask(
+        command_queue: cl_command_queue,
+        kernel: cl_kernel,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        enqueue_kernel(e, kernel, 1, None, [1, 1, 1], Some([1, 1, 1]))
+    }
+}

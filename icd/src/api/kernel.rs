@@ -1,0 +1,297 @@
+//! Kernel entry points: creation, arguments, kernel / argument / work-group /
+//! sub-group queries.
+
+use cranecl_jit::{AddressQualifier, ArgKind};
+use cranecl_runtime::kernel::{ArgValue, Kernel};
+use cranecl_runtime::object::ApiObject;
+use cranecl_runtime::platform::Platform;
+
+use cranecl_runtime::memory::Mem;
+use cranecl_runtime::platform::Device;
+use cranecl_runtime::program::Program;
+
+use super::prelude::*;
+
+cl_entry! {
+    fn clCreateKernel(program: cl_program, kernel_name: *const c_char; errcode_ret) -> cl_kernel {
+        let p = get::<Program>(program)?;
+        let name = util::c_str(kernel_name)?;
+        Ok(new_handle(Kernel::new(&p, name)?))
+    }
+}
+
+cl_entry! {
+    fn clCreateKernelsInProgram(
+        program: cl_program,
+        num_kernels: cl_uint,
+        kernels: *mut cl_kernel,
+        num_kernels_ret: *mut cl_uint
+    ) -> cl_int {
+        let p = get::<Program>(program)?;
+        let names = p.kernel_names().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        if !kernels.is_null() && (num_kernels as usize) < names.len() {
+            return Err(CL_INVALID_VALUE);
+        }
+        if !kernels.is_null() {
+            for (i, k) in Kernel::all(&p)?.into_iter().enumerate() {
+                // SAFETY: `kernels` has room for `num_kernels` >= names.len() handles.
+                unsafe { kernels.add(i).write(new_handle(k)) };
+            }
+        }
+        write_out(num_kernels_ret, names.len() as cl_uint);
+        Ok(())
+    }
+}
+
+cl_entry! {
+    fn clCloneKernel(source_kernel: cl_kernel; errcode_ret) -> cl_kernel {
+        Ok(new_handle(get::<Kernel>(source_kernel)?.clone_kernel()))
+    }
+}
+
+cl_entry! {
+    fn clRetainKernel(kernel: cl_kernel) -> cl_int {
+        handle::retain::<Kernel>(kernel)
+    }
+}
+
+cl_entry! {
+    fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
+        handle::release::<Kernel>(kernel)
+    }
+}
+
+cl_entry! {
+    fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: size_t, arg_value: *const c_void) -> cl_int {
+        let k = get::<Kernel>(kernel)?;
+        let arg = k.arg(arg_index)?;
+        let value = match arg.kind {
+            ArgKind::GlobalPtr | ArgKind::ConstantPtr => {
+                if arg_size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                let mem = if arg_value.is_null() {
+                    std::ptr::null_mut()
+                } else {
+                    util::slice(arg_value.cast::<cl_mem>(), 1).map_err(|_| CL_INVALID_ARG_VALUE)?[0]
+                };
+                let mem = get_opt::<Mem>(mem).map_err(|_| CL_INVALID_MEM_OBJECT)?;
+                if mem.as_ref().is_some_and(|m| !Arc::ptr_eq(&m.context, &k.program.context)) {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                ArgValue::Mem(mem)
+            }
+            ArgKind::LocalPtr => {
+                if !arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                if arg_size == 0 {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                ArgValue::Local(arg_size)
+            }
+            ArgKind::Value => {
+                if arg_size != arg.size {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                ArgValue::Bytes(util::slice(arg_value.cast::<u8>(), arg_size)?.to_vec())
+            }
+            ArgKind::Sampler => return Err(CL_INVALID_SAMPLER),
+            ArgKind::Image => return Err(CL_INVALID_MEM_OBJECT),
+        };
+        k.set_arg(arg_index, arg_size, value)
+    }
+}
+
+cl_entry! {
+    fn clGetKernelInfo(
+        kernel: cl_kernel,
+        param_name: cl_kernel_info,
+        param_value_size: size_t,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut size_t
+    ) -> cl_int {
+        let k = get::<Kernel>(kernel)?;
+        let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        match param_name {
+            CL_KERNEL_FUNCTION_NAME => out.string(k.name()),
+            CL_KERNEL_NUM_ARGS => out.value::<cl_uint>(k.compiled.info.args.len() as cl_uint),
+            CL_KERNEL_REFERENCE_COUNT => out.value::<cl_uint>(k.header().api_refs()),
+            CL_KERNEL_CONTEXT => out.value(handle_of(&k.program.context)),
+            CL_KERNEL_PROGRAM => out.value(handle_of(&k.program)),
+            CL_KERNEL_ATTRIBUTES => out.string(&k.compiled.info.attributes),
+            _ => Err(CL_INVALID_VALUE),
+        }
+    }
+}
+
+cl_entry! {
+    fn clGetKernelArgInfo(
+        kernel: cl_kernel,
+        arg_index: cl_uint,
+        param_name: cl_kernel_arg_info,
+        param_value_size: size_t,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut size_t
+    ) -> cl_int {
+        let k = get::<Kernel>(kernel)?;
+        let arg = k.arg(arg_index)?;
+        let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        match param_name {
+            CL_KERNEL_ARG_ADDRESS_QUALIFIER => out.value::<cl_kernel_arg_address_qualifier>(match arg.address_qualifier {
+                AddressQualifier::Global => CL_KERNEL_ARG_ADDRESS_GLOBAL,
+                AddressQualifier::Local => CL_KERNEL_ARG_ADDRESS_LOCAL,
+                AddressQualifier::Constant => CL_KERNEL_ARG_ADDRESS_CONSTANT,
+                AddressQualifier::Private => CL_KERNEL_ARG_ADDRESS_PRIVATE,
+            }),
+            CL_KERNEL_ARG_ACCESS_QUALIFIER => out.value::<cl_kernel_arg_access_qualifier>(CL_KERNEL_ARG_ACCESS_NONE),
+            CL_KERNEL_ARG_TYPE_QUALIFIER => out.value::<cl_kernel_arg_type_qualifier>(arg.type_qualifier as cl_kernel_arg_type_qualifier),
+            CL_KERNEL_ARG_TYPE_NAME => {
+                if arg.type_name.is_empty() {
+                    return Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+                }
+                out.string(&arg.type_name)
+            }
+            CL_KERNEL_ARG_NAME => {
+                if arg.name.is_empty() {
+                    return Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+                }
+                out.string(&arg.name)
+            }
+            _ => Err(CL_INVALID_VALUE),
+        }
+    }
+}
+
+/// The optional device argument of kernel queries: NULL is fine (one device).
+fn check_device(k: &Kernel, device: cl_device_id) -> CLResult<()> {
+    if let Some(d) = get_opt::<Device>(device)? {
+        if !k.program.context.has_device(&d) {
+            return Err(CL_INVALID_DEVICE);
+        }
+    }
+    Ok(())
+}
+
+cl_entry! {
+    fn clGetKernelWorkGroupInfo(
+        kernel: cl_kernel,
+        device: cl_device_id,
+        param_name: cl_kernel_work_group_info,
+        param_value_size: size_t,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut size_t
+    ) -> cl_int {
+        let k = get::<Kernel>(kernel)?;
+        check_device(&k, device)?;
+        let info = &k.compiled.info;
+        let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        match param_name {
+            CL_KERNEL_WORK_GROUP_SIZE => out.value::<usize>(k.max_work_group_size()),
+            CL_KERNEL_COMPILE_WORK_GROUP_SIZE => {
+                out.array(&info.reqd_work_group_size.map_or([0usize; 3], |r| r.map(|v| v as usize)))
+            }
+            CL_KERNEL_LOCAL_MEM_SIZE => out.value::<cl_ulong>(k.local_mem_size() as cl_ulong),
+            CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => out.value::<usize>(info.sub_group_width as usize),
+            CL_KERNEL_PRIVATE_MEM_SIZE => out.value::<cl_ulong>(info.private_bytes_per_item as cl_ulong),
+            CL_KERNEL_SPILL_MEM_SIZE_INTEL => out.value::<cl_ulong>(0),
+            CL_KERNEL_GLOBAL_WORK_SIZE => Err(CL_INVALID_VALUE),
+            _ => Err(CL_INVALID_VALUE),
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sub_group_info(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    out: InfoOut,
+    param_value_size: usize,
+) -> CLResult<()> {
+    let k = get::<Kernel>(kernel)?;
+    if device.is_null() && Platform::get().device().header().is_live() {
+        // NULL is allowed when the kernel's context has one device.
+    } else {
+        check_device(&k, device)?;
+    }
+    let w = k.compiled.info.sub_group_width as usize;
+    let max = k.max_work_group_size();
+    let local_sizes = || -> CLResult<Vec<usize>> {
+        let n = input_value_size / std::mem::size_of::<usize>();
+        if input_value_size % std::mem::size_of::<usize>() != 0 || !(1..=3).contains(&n) {
+            return Err(CL_INVALID_VALUE);
+        }
+        Ok(util::slice(input_value.cast::<usize>(), n)?.to_vec())
+    };
+    match param_name {
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
+            let l = local_sizes()?;
+            let total: usize = l.iter().product();
+            out.value::<usize>(w.min(total.max(1)))
+        }
+        CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
+            let total: usize = local_sizes()?.iter().product();
+            out.value::<usize>(total.div_ceil(w))
+        }
+        CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
+            if input_value_size != std::mem::size_of::<usize>() {
+                return Err(CL_INVALID_VALUE);
+            }
+            let count = util::slice(input_value.cast::<usize>(), 1)?[0];
+            let dims = param_value_size / std::mem::size_of::<usize>();
+            let dims = if param_value_size == 0 { 3 } else { dims };
+            if !(1..=3).contains(&dims) {
+                return Err(CL_INVALID_VALUE);
+            }
+            let mut local = vec![0usize; dims];
+            if let Some(x) = count.checked_mul(w).filter(|x| *x <= max && count > 0) {
+                local[0] = x;
+                for v in &mut local[1..] {
+                    *v = 1;
+                }
+            }
+            out.array(&local)
+        }
+        CL_KERNEL_MAX_NUM_SUB_GROUPS => out.value::<usize>(max.div_ceil(w)),
+        CL_KERNEL_COMPILE_NUM_SUB_GROUPS => out.value::<usize>(0),
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
+cl_entry! {
+    fn clGetKernelSubGroupInfo(
+        kernel: cl_kernel,
+        device: cl_device_id,
+        param_name: cl_kernel_sub_group_info,
+        input_value_size: size_t,
+        input_value: *const c_void,
+        param_value_size: size_t,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut size_t
+    ) -> cl_int {
+        let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        sub_group_info(kernel, device, param_name, input_value_size, input_value, out, param_value_size)
+    }
+}
+
+cl_entry! {
+    fn clGetKernelSubGroupInfoKHR(
+        in_kernel: cl_kernel,
+        in_device: cl_device_id,
+        param_name: cl_kernel_sub_group_info,
+        input_value_size: size_t,
+        input_value: *const c_void,
+        param_value_size: size_t,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut size_t
+    ) -> cl_int {
+        let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        sub_group_info(in_kernel, in_device, param_name, input_value_size, input_value, out, param_value_size)
+    }
+}

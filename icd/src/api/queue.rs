@@ -1,0 +1,130 @@
+//! Command-queue entry points (in-order host queues; profiling optional).
+
+use cranecl_runtime::object::ApiObject;
+use cranecl_runtime::queue::Queue;
+
+use cranecl_runtime::context::Context;
+use cranecl_runtime::platform::Device;
+
+use super::prelude::*;
+
+fn create_queue(
+    context: cl_context,
+    device: cl_device_id,
+    properties: cl_command_queue_properties,
+    array: Vec<cl_queue_properties>,
+) -> CLResult<cl_command_queue> {
+    let ctx = get::<Context>(context)?;
+    let dev = get::<Device>(device)?;
+    if !ctx.has_device(&dev) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    let known = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
+        | CL_QUEUE_PROFILING_ENABLE
+        | CL_QUEUE_ON_DEVICE
+        | CL_QUEUE_ON_DEVICE_DEFAULT;
+    if properties & !known != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    if properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0 && properties & CL_QUEUE_ON_DEVICE == 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    if properties & (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_ON_DEVICE) != 0 {
+        return Err(CL_INVALID_QUEUE_PROPERTIES);
+    }
+    Ok(new_handle(Queue::new(ctx, dev, properties, array)))
+}
+
+cl_entry! {
+    fn clCreateCommandQueue(
+        context: cl_context,
+        device: cl_device_id,
+        properties: cl_command_queue_properties;
+        errcode_ret
+    ) -> cl_command_queue {
+        create_queue(context, device, properties, Vec::new())
+    }
+}
+
+cl_entry! {
+    fn clCreateCommandQueueWithProperties(
+        context: cl_context,
+        device: cl_device_id,
+        properties: *const cl_queue_properties;
+        errcode_ret
+    ) -> cl_command_queue {
+        let list = util::property_list(properties).map_err(|_| CL_INVALID_VALUE)?;
+        let mut bits: cl_command_queue_properties = 0;
+        let mut seen = Vec::new();
+        for pair in list.chunks_exact(2) {
+            if seen.contains(&pair[0]) {
+                return Err(CL_INVALID_VALUE);
+            }
+            seen.push(pair[0]);
+            match pair[0] as cl_uint {
+                CL_QUEUE_PROPERTIES => bits = pair[1],
+                CL_QUEUE_SIZE => {
+                    if bits & CL_QUEUE_ON_DEVICE == 0 {
+                        return Err(CL_INVALID_VALUE);
+                    }
+                }
+                _ => return Err(CL_INVALID_VALUE),
+            }
+        }
+        let mut array = list.to_vec();
+        if !array.is_empty() {
+            array.push(0);
+        }
+        create_queue(context, device, bits, array)
+    }
+}
+
+cl_entry! {
+    fn clRetainCommandQueue(command_queue: cl_command_queue) -> cl_int {
+        handle::retain::<Queue>(command_queue)
+    }
+}
+
+cl_entry! {
+    fn clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int {
+        get::<Queue>(command_queue)?.flush();
+        handle::release::<Queue>(command_queue)
+    }
+}
+
+cl_entry! {
+    fn clGetCommandQueueInfo(
+        command_queue: cl_command_queue,
+        param_name: cl_command_queue_info,
+        param_value_size: size_t,
+        param_value: *mut c_void,
+        param_value_size_ret: *mut size_t
+    ) -> cl_int {
+        let q = get::<Queue>(command_queue)?;
+        let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        match param_name {
+            CL_QUEUE_CONTEXT => out.value(handle_of(&q.context)),
+            CL_QUEUE_DEVICE => out.value(handle_of(&q.device)),
+            CL_QUEUE_REFERENCE_COUNT => out.value::<cl_uint>(q.header().api_refs()),
+            CL_QUEUE_PROPERTIES => out.value(q.properties),
+            CL_QUEUE_PROPERTIES_ARRAY => out.array(&q.properties_array),
+            CL_QUEUE_DEVICE_DEFAULT => out.value::<cl_command_queue>(std::ptr::null_mut()),
+            CL_QUEUE_SIZE => Err(CL_INVALID_COMMAND_QUEUE),
+            _ => Err(CL_INVALID_VALUE),
+        }
+    }
+}
+
+cl_entry! {
+    fn clFlush(command_queue: cl_command_queue) -> cl_int {
+        get::<Queue>(command_queue)?.flush();
+        Ok(())
+    }
+}
+
+cl_entry! {
+    fn clFinish(command_queue: cl_command_queue) -> cl_int {
+        get::<Queue>(command_queue)?.finish();
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! Contexts: a set of devices (here: the one CPU device), the properties the
+//! application gave, and destructor callbacks run when the last reference goes.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use opencl_sys::*;
+use parking_lot::Mutex;
+
+use crate::callback::{run_object_callbacks, Callback, ContextNotifyFn, ObjectNotifyFn};
+use crate::object::{ApiHeader, ApiObject, ObjectKind};
+use crate::platform::Device;
+
+/// An OpenCL context.
+#[repr(C)]
+pub struct Context {
+    header: ApiHeader,
+    /// The devices of the context (never empty).
+    pub devices: Vec<Arc<Device>>,
+    /// The property list as given (zero-terminated), for `CL_CONTEXT_PROPERTIES`.
+    pub properties: Vec<cl_context_properties>,
+    /// The `pfn_notify` of clCreateContext (kept; asynchronous errors are not reported yet).
+    pub notify: Option<Callback<ContextNotifyFn>>,
+    destructors: Mutex<Vec<Callback<ObjectNotifyFn>>>,
+}
+
+impl ApiObject for Context {
+    const KIND: ObjectKind = ObjectKind::Context;
+    fn header(&self) -> &ApiHeader {
+        &self.header
+    }
+}
+
+impl Context {
+    /// A context over `devices` (validated by the caller: non-empty, ours).
+    pub fn new(
+        devices: Vec<Arc<Device>>,
+        properties: Vec<cl_context_properties>,
+        notify: Option<Callback<ContextNotifyFn>>,
+    ) -> Arc<Context> {
+        Arc::new(Context {
+            header: ApiHeader::new(ObjectKind::Context),
+            devices,
+            properties,
+            notify,
+            destructors: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether `device` belongs to this context.
+    pub fn has_device(&self, device: &Device) -> bool {
+        self.devices
+            .iter()
+            .any(|d| std::ptr::eq(Arc::as_ptr(d), device))
+    }
+
+    /// `clSetContextDestructorCallback`.
+    pub fn add_destructor(&self, cb: Callback<ObjectNotifyFn>) {
+        self.destructors.lock().push(cb);
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        let callbacks = std::mem::take(self.destructors.get_mut());
+        run_object_callbacks(callbacks, (self as *mut Context).cast::<c_void>());
+    }
+}

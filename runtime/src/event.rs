@@ -1,0 +1,227 @@
+//! Events: the status of one command (or a user event), profiling timestamps, and
+//! what runs when the status changes.
+//!
+//! Status changes only move forward (`CL_QUEUED` > `CL_SUBMITTED` > `CL_RUNNING` >
+//! `CL_COMPLETE`, or a negative error that also ends the event). Application callbacks
+//! and internal completion hooks (how dependent commands learn they may start) run
+//! after the lock is released, on the thread that changed the status.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use opencl_sys::*;
+use parking_lot::{Condvar, Mutex};
+
+use crate::callback::{Callback, EventNotifyFn};
+use crate::context::Context;
+use crate::object::{ApiHeader, ApiObject, ObjectKind};
+use crate::platform::now_ns;
+use crate::queue::Queue;
+
+/// Something to run once an event is complete (or failed); gets the final status.
+pub type CompletionHook = Box<dyn FnOnce(cl_int) + Send>;
+
+struct EventState {
+    status: cl_int,
+    callbacks: Vec<(cl_int, Callback<EventNotifyFn>)>,
+    hooks: Vec<CompletionHook>,
+}
+
+/// A command's event or a user event.
+#[repr(C)]
+pub struct Event {
+    header: ApiHeader,
+    /// The context (an implicit reference).
+    pub context: Arc<Context>,
+    /// The queue of a command event (an implicit reference); `None` for user events.
+    pub queue: Option<Arc<Queue>>,
+    /// `CL_EVENT_COMMAND_TYPE`.
+    pub command_type: cl_command_type,
+    state: Mutex<EventState>,
+    done: Condvar,
+    /// Profiling timestamps: queued, submitted, started, ended (ns, CLOCK_MONOTONIC).
+    times: [AtomicU64; 4],
+}
+
+impl ApiObject for Event {
+    const KIND: ObjectKind = ObjectKind::Event;
+    fn header(&self) -> &ApiHeader {
+        &self.header
+    }
+}
+
+/// Which timestamp (`CL_PROFILING_COMMAND_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timestamp {
+    Queued = 0,
+    Submitted = 1,
+    Started = 2,
+    Ended = 3,
+}
+
+impl Event {
+    /// A command event in state `CL_QUEUED`.
+    pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
+        Self::new(
+            queue.context.clone(),
+            Some(queue.clone()),
+            command_type,
+            CL_QUEUED,
+        )
+    }
+
+    /// `clCreateUserEvent`: status `CL_SUBMITTED` until the application sets it.
+    pub fn new_user(context: Arc<Context>) -> Arc<Event> {
+        Self::new(context, None, CL_COMMAND_USER, CL_SUBMITTED)
+    }
+
+    fn new(
+        context: Arc<Context>,
+        queue: Option<Arc<Queue>>,
+        command_type: cl_command_type,
+        status: cl_int,
+    ) -> Arc<Event> {
+        let now = now_ns();
+        Arc::new(Event {
+            header: ApiHeader::new(ObjectKind::Event),
+            context,
+            queue,
+            command_type,
+            state: Mutex::new(EventState {
+                status,
+                callbacks: Vec::new(),
+                hooks: Vec::new(),
+            }),
+            done: Condvar::new(),
+            times: [
+                AtomicU64::new(now),
+                AtomicU64::new(now),
+                AtomicU64::new(now),
+                AtomicU64::new(now),
+            ],
+        })
+    }
+
+    /// `CL_EVENT_COMMAND_EXECUTION_STATUS`.
+    pub fn status(&self) -> cl_int {
+        self.state.lock().status
+    }
+
+    /// Whether the event reached `CL_COMPLETE` or an error.
+    pub fn is_finished(&self) -> bool {
+        self.status() <= CL_COMPLETE
+    }
+
+    /// A profiling timestamp.
+    pub fn time(&self, which: Timestamp) -> u64 {
+        self.times[which as usize].load(Ordering::Acquire)
+    }
+
+    /// Moves the status forward to `status` (ignored if it is not a step forward),
+    /// then runs the callbacks and hooks it triggers.
+    pub fn set_status(&self, status: cl_int) {
+        let now = now_ns();
+        let (callbacks, hooks) = {
+            let mut st = self.state.lock();
+            if st.status <= CL_COMPLETE || status >= st.status {
+                return;
+            }
+            st.status = status;
+            match status {
+                CL_SUBMITTED => self.times[1].store(now, Ordering::Release),
+                CL_RUNNING => self.times[2].store(now, Ordering::Release),
+                _ => {
+                    // Commands that skip states still get ordered timestamps.
+                    let mut prev = self.times[0].load(Ordering::Acquire);
+                    for t in &self.times[1..3] {
+                        prev = prev.max(t.load(Ordering::Acquire));
+                        t.store(prev, Ordering::Release);
+                    }
+                    self.times[3].store(now.max(prev), Ordering::Release);
+                }
+            }
+            let (fire, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.callbacks)
+                .into_iter()
+                .partition(|(trigger, _)| status <= *trigger);
+            st.callbacks = keep;
+            let hooks = if status <= CL_COMPLETE {
+                std::mem::take(&mut st.hooks)
+            } else {
+                Vec::new()
+            };
+            (fire, hooks)
+        };
+        if status <= CL_COMPLETE {
+            self.done.notify_all();
+        }
+        let handle = (self as *const Event).cast_mut().cast::<c_void>();
+        for (_, cb) in callbacks {
+            // SAFETY: the application registered `func` for (event, status, user_data).
+            unsafe { (cb.func)(handle, status, cb.user_data) };
+        }
+        for hook in hooks {
+            hook(status);
+        }
+    }
+
+    /// Marks the command as started (queued -> submitted -> running).
+    pub fn mark_submitted(&self) {
+        self.set_status(CL_SUBMITTED);
+    }
+
+    /// `clSetEventCallback`: `trigger` is `CL_SUBMITTED`, `CL_RUNNING` or `CL_COMPLETE`.
+    /// Called at once (on this thread) if the event already passed that state.
+    pub fn add_callback(&self, trigger: cl_int, cb: Callback<EventNotifyFn>) {
+        let status = {
+            let mut st = self.state.lock();
+            if st.status > trigger {
+                st.callbacks.push((trigger, cb));
+                return;
+            }
+            st.status
+        };
+        let reported = if status < 0 { status } else { trigger };
+        let handle = (self as *const Event).cast_mut().cast::<c_void>();
+        // SAFETY: the application registered `func` for (event, status, user_data).
+        unsafe { (cb.func)(handle, reported, cb.user_data) };
+    }
+
+    /// Runs `hook` once the event is finished (at once if it already is).
+    pub fn on_finished(&self, hook: CompletionHook) {
+        let status = {
+            let mut st = self.state.lock();
+            if st.status > CL_COMPLETE {
+                st.hooks.push(hook);
+                return;
+            }
+            st.status
+        };
+        hook(status);
+    }
+
+    /// Blocks until the event is finished; returns the final status (negative on error).
+    pub fn wait(&self) -> cl_int {
+        let mut st = self.state.lock();
+        while st.status > CL_COMPLETE {
+            self.done.wait(&mut st);
+        }
+        st.status
+    }
+}
+
+/// Waits for every event; `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST` if any failed.
+pub fn wait_all(events: &[Arc<Event>]) -> Result<(), cl_int> {
+    let mut failed = false;
+    for e in events {
+        if let Some(q) = &e.queue {
+            q.flush();
+        }
+        failed |= e.wait() < 0;
+    }
+    if failed {
+        Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,314 @@
+//! Kernels: one compiled kernel of a built program plus the argument values the
+//! application set, and turning those into an [`exec::Launch`] at enqueue time.
+//!
+//! Arguments are snapshotted when an ND-range is enqueued: a later clSetKernelArg
+//! never affects a launch already in a queue.
+
+use std::sync::Arc;
+
+use cranecl_jit::{ArgKind, CompiledKernel, KernelArg};
+use opencl_sys::*;
+use parking_lot::Mutex;
+
+use crate::exec::{self, LocalArg, NdRange};
+use crate::memory::Mem;
+use crate::object::{ApiHeader, ApiObject, ObjectKind};
+use crate::platform::{LOCAL_MEM_SIZE, MAX_WORK_GROUP_SIZE, MAX_WORK_ITEM_SIZES};
+use crate::program::Program;
+use crate::CLResult;
+
+/// The value of one kernel argument.
+#[derive(Clone)]
+pub enum ArgValue {
+    /// A global/constant buffer, or NULL.
+    Mem(Option<Arc<Mem>>),
+    /// A `__local` allocation of this many bytes.
+    Local(usize),
+    /// A by-value argument's bytes.
+    Bytes(Vec<u8>),
+}
+
+/// A kernel object.
+#[repr(C)]
+pub struct Kernel {
+    header: ApiHeader,
+    /// The program (an implicit reference).
+    pub program: Arc<Program>,
+    /// The compiled code and metadata.
+    pub compiled: Arc<CompiledKernel>,
+    /// Whether ND-ranges must use uniform work-groups (from the program's build).
+    pub uniform_work_groups: bool,
+    args: Mutex<Vec<Option<ArgValue>>>,
+}
+
+impl ApiObject for Kernel {
+    const KIND: ObjectKind = ObjectKind::Kernel;
+    fn header(&self) -> &ApiHeader {
+        &self.header
+    }
+}
+
+/// Bytes every `__local` argument is aligned to in local memory.
+const LOCAL_ARG_ALIGN: usize = 64;
+
+impl Kernel {
+    /// `clCreateKernel`: `CL_INVALID_PROGRAM_EXECUTABLE` if the program is not built,
+    /// `CL_INVALID_KERNEL_NAME` if it has no such kernel.
+    pub fn new(program: &Arc<Program>, name: &str) -> CLResult<Arc<Kernel>> {
+        let state = program.state();
+        let compiled = state
+            .compiled
+            .as_ref()
+            .ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        let kernel = compiled.kernel(name).ok_or(CL_INVALID_KERNEL_NAME)?.clone();
+        Ok(Self::from_parts(
+            program.clone(),
+            kernel,
+            state.uniform_work_groups,
+            None,
+        ))
+    }
+
+    fn from_parts(
+        program: Arc<Program>,
+        compiled: Arc<CompiledKernel>,
+        uniform_work_groups: bool,
+        args: Option<Vec<Option<ArgValue>>>,
+    ) -> Arc<Kernel> {
+        let n = compiled.info.args.len();
+        program.kernel_created();
+        Arc::new(Kernel {
+            header: ApiHeader::new(ObjectKind::Kernel),
+            program,
+            compiled,
+            uniform_work_groups,
+            args: Mutex::new(args.unwrap_or_else(|| vec![None; n])),
+        })
+    }
+
+    /// `clCreateKernelsInProgram`: one kernel per entry point, in module order.
+    pub fn all(program: &Arc<Program>) -> CLResult<Vec<Arc<Kernel>>> {
+        let state = program.state();
+        let compiled = state
+            .compiled
+            .as_ref()
+            .ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        Ok(compiled
+            .kernels
+            .iter()
+            .map(|k| Self::from_parts(program.clone(), k.clone(), state.uniform_work_groups, None))
+            .collect())
+    }
+
+    /// `clCloneKernel`: same kernel, copies of the argument values.
+    pub fn clone_kernel(&self) -> Arc<Kernel> {
+        let args = self.args.lock().clone();
+        Self::from_parts(
+            self.program.clone(),
+            self.compiled.clone(),
+            self.uniform_work_groups,
+            Some(args),
+        )
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.compiled.info.name
+    }
+
+    /// Parameter `index` (`CL_INVALID_ARG_INDEX`).
+    pub fn arg(&self, index: u32) -> CLResult<&KernelArg> {
+        self.compiled
+            .info
+            .args
+            .get(index as usize)
+            .ok_or(CL_INVALID_ARG_INDEX)
+    }
+
+    /// `clSetKernelArg` after the C layer resolved buffer handles: checks the value
+    /// matches the parameter's kind and size.
+    pub fn set_arg(&self, index: u32, size: usize, value: ArgValue) -> CLResult<()> {
+        let arg = self.arg(index)?;
+        match (arg.kind, &value) {
+            (ArgKind::GlobalPtr | ArgKind::ConstantPtr, ArgValue::Mem(_)) => {
+                if size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+            }
+            (ArgKind::LocalPtr, ArgValue::Local(n)) => {
+                if *n == 0 {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+            }
+            (ArgKind::LocalPtr, _) => return Err(CL_INVALID_ARG_VALUE),
+            (ArgKind::Value, ArgValue::Bytes(b)) => {
+                if b.len() != arg.size || size != arg.size {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+            }
+            (ArgKind::Value, _) => return Err(CL_INVALID_ARG_VALUE),
+            (ArgKind::Sampler, _) => return Err(CL_INVALID_SAMPLER),
+            (ArgKind::Image, _) => return Err(CL_INVALID_MEM_OBJECT),
+            (ArgKind::GlobalPtr | ArgKind::ConstantPtr, _) => return Err(CL_INVALID_ARG_VALUE),
+        }
+        let mut args = self.args.lock();
+        if let Some(slot) = args.get_mut(index as usize) {
+            *slot = Some(value);
+        }
+        Ok(())
+    }
+
+    /// Bytes of `__local` memory a launch needs: kernel-scope variables plus every
+    /// `__local` argument (each 64-byte aligned).
+    pub fn local_mem_size(&self) -> usize {
+        let args = self.args.lock();
+        let mut total = self
+            .compiled
+            .info
+            .static_local_bytes
+            .next_multiple_of(LOCAL_ARG_ALIGN);
+        for v in args.iter().flatten() {
+            if let ArgValue::Local(n) = v {
+                total += n.next_multiple_of(LOCAL_ARG_ALIGN);
+            }
+        }
+        total
+    }
+
+    /// `CL_KERNEL_WORK_GROUP_SIZE`.
+    pub fn max_work_group_size(&self) -> usize {
+        match self.compiled.info.reqd_work_group_size {
+            Some([x, y, z]) => (x as usize) * (y as usize) * (z as usize),
+            None => MAX_WORK_GROUP_SIZE,
+        }
+    }
+
+    /// Validates an ND-range against the kernel and device and picks the local size
+    /// when the application gave none.
+    pub fn ndrange(
+        &self,
+        work_dim: u32,
+        offset: Option<[usize; 3]>,
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> CLResult<NdRange> {
+        if !(1..=3).contains(&work_dim) {
+            return Err(CL_INVALID_WORK_DIMENSION);
+        }
+        let dims = work_dim as usize;
+        let offset = offset.unwrap_or([0; 3]);
+        for d in 0..dims {
+            if global[d].checked_add(offset[d]).is_none() {
+                return Err(CL_INVALID_GLOBAL_OFFSET);
+            }
+        }
+        let info = &self.compiled.info;
+        let local = match local {
+            Some(l) => {
+                if let Some(req) = info.reqd_work_group_size {
+                    if (0..3).any(|d| l[d] != req[d] as usize) {
+                        return Err(CL_INVALID_WORK_GROUP_SIZE);
+                    }
+                }
+                if (0..dims).any(|d| l[d] == 0) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                if (0..dims).any(|d| l[d] > MAX_WORK_ITEM_SIZES[d]) {
+                    return Err(CL_INVALID_WORK_ITEM_SIZE);
+                }
+                if l.iter().product::<usize>() > self.max_work_group_size() {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                if self.uniform_work_groups && (0..dims).any(|d| global[d] % l[d] != 0) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                l
+            }
+            None => {
+                let mut l = if global[..dims].contains(&0) {
+                    [1; 3]
+                } else {
+                    exec::choose_local_size(info, work_dim, global, self.max_work_group_size())
+                };
+                for d in 0..3 {
+                    l[d] = l[d].max(1);
+                    if d >= dims {
+                        l[d] = 1;
+                    } else if self.uniform_work_groups && info.reqd_work_group_size.is_none() {
+                        // The chosen size must divide the global size for CL1.x builds.
+                        while global[d] % l[d] != 0 {
+                            l[d] -= 1;
+                        }
+                    }
+                }
+                l
+            }
+        };
+        let mut g = [1usize; 3];
+        g[..dims].copy_from_slice(&global[..dims]);
+        let mut o = [0usize; 3];
+        o[..dims].copy_from_slice(&offset[..dims]);
+        Ok(NdRange {
+            work_dim,
+            global_offset: o,
+            global_size: g,
+            local_size: local,
+        })
+    }
+
+    /// Snapshots the arguments into a launch: `CL_INVALID_KERNEL_ARGS` if one is unset,
+    /// `CL_OUT_OF_RESOURCES` if the `__local` memory exceeds the device's.
+    pub fn launch(&self, ndrange: NdRange) -> CLResult<(exec::Launch, Vec<Arc<Mem>>)> {
+        let info = &self.compiled.info;
+        let values = self.args.lock().clone();
+        let mut block = vec![0u8; info.arg_block_size];
+        let mut buffers = Vec::new();
+        let mut local_args = Vec::new();
+        let mut local_total = info.static_local_bytes.next_multiple_of(LOCAL_ARG_ALIGN);
+        for (arg, value) in info.args.iter().zip(values) {
+            let value = value.ok_or(CL_INVALID_KERNEL_ARGS)?;
+            match value {
+                ArgValue::Mem(mem) => {
+                    let ptr = mem.as_ref().map_or(0u64, |m| m.ptr() as u64);
+                    write_at(&mut block, arg.offset, &ptr.to_ne_bytes())?;
+                    buffers.extend(mem);
+                }
+                ArgValue::Local(size) => {
+                    local_total += size.next_multiple_of(LOCAL_ARG_ALIGN);
+                    local_args.push(LocalArg {
+                        offset: arg.offset,
+                        size,
+                    });
+                }
+                ArgValue::Bytes(bytes) => write_at(&mut block, arg.offset, &bytes)?,
+            }
+        }
+        if local_total as u64 > LOCAL_MEM_SIZE {
+            return Err(CL_OUT_OF_RESOURCES);
+        }
+        Ok((
+            exec::Launch {
+                kernel: self.compiled.clone(),
+                args: block,
+                local_args,
+                ndrange,
+            },
+            buffers,
+        ))
+    }
+}
+
+fn write_at(block: &mut [u8], offset: usize, bytes: &[u8]) -> CLResult<()> {
+    let end = offset.checked_add(bytes.len()).ok_or(CL_INVALID_KERNEL)?;
+    block
+        .get_mut(offset..end)
+        .ok_or(CL_INVALID_KERNEL)?
+        .copy_from_slice(bytes);
+    Ok(())
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        self.program.kernel_dropped();
+    }
+}

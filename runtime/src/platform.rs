@@ -1,0 +1,155 @@
+//! The platform and its single CPU device: identity strings and the limits every
+//! query and every validation reads.
+//!
+//! Both are process-wide singletons created on first use; they are never freed.
+//! Numbers here must describe what really works (see `features` for the claimed
+//! extensions); the C layer turns them into `clGetPlatformInfo` / `clGetDeviceInfo`.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::exec;
+use crate::object::{ApiHeader, ApiObject, ObjectKind};
+
+/// Platform and device name, vendor and ICD suffix.
+pub const NAME: &str = "cranecl";
+/// Vendor string of platform and device.
+pub const VENDOR: &str = "cranecl";
+/// `CL_PLATFORM_ICD_SUFFIX_KHR`.
+pub const ICD_SUFFIX: &str = "cranecl";
+/// `CL_PLATFORM_VERSION`.
+pub const PLATFORM_VERSION: &str = "OpenCL 3.0 cranecl";
+/// `CL_DEVICE_VERSION`.
+pub const DEVICE_VERSION: &str = "OpenCL 3.0 cranecl";
+/// `CL_DRIVER_VERSION`.
+pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// `CL_DEVICE_OPENCL_C_VERSION`.
+pub const OPENCL_C_VERSION: &str = "OpenCL C 1.2 cranecl";
+/// `CL_*_PROFILE`.
+pub const PROFILE: &str = "FULL_PROFILE";
+
+/// Largest work-group.
+pub const MAX_WORK_GROUP_SIZE: usize = 1024;
+/// Per-dimension limits of a work-group.
+pub const MAX_WORK_ITEM_SIZES: [usize; 3] = [1024, 1024, 1024];
+/// `CL_DEVICE_LOCAL_MEM_SIZE` (bytes of `__local` per work-group).
+pub const LOCAL_MEM_SIZE: u64 = 64 * 1024;
+/// `CL_DEVICE_MEM_BASE_ADDR_ALIGN` in bits; buffers are allocated with this alignment.
+pub const MEM_BASE_ADDR_ALIGN_BITS: u32 = 1024;
+/// Alignment of buffer storage in bytes.
+pub const BUFFER_ALIGN: usize = (MEM_BASE_ADDR_ALIGN_BITS / 8) as usize;
+/// `CL_DEVICE_MAX_PARAMETER_SIZE`.
+pub const MAX_PARAMETER_SIZE: usize = 1024;
+/// `CL_DEVICE_PRINTF_BUFFER_SIZE`.
+pub const PRINTF_BUFFER_SIZE: usize = 1024 * 1024;
+/// `CL_DEVICE_MAX_CONSTANT_ARGS`.
+pub const MAX_CONSTANT_ARGS: u32 = 8;
+
+/// The only platform.
+#[repr(C)]
+pub struct Platform {
+    header: ApiHeader,
+    device: Arc<Device>,
+}
+
+impl ApiObject for Platform {
+    const KIND: ObjectKind = ObjectKind::Platform;
+    fn header(&self) -> &ApiHeader {
+        &self.header
+    }
+}
+
+impl Platform {
+    /// The platform singleton.
+    pub fn get() -> &'static Arc<Platform> {
+        static PLATFORM: OnceLock<Arc<Platform>> = OnceLock::new();
+        PLATFORM.get_or_init(|| {
+            Arc::new(Platform {
+                header: ApiHeader::new(ObjectKind::Platform),
+                device: Arc::new(Device::new()),
+            })
+        })
+    }
+
+    /// The CPU device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    /// Re-stamps the headers of the static objects (after the C layer registered its
+    /// dispatch table or the loader set cl_khr_icd 2.0 dispatch data).
+    pub fn refresh_dispatch(&self) {
+        self.header.refresh_dispatch();
+        self.device.header.refresh_dispatch();
+    }
+}
+
+/// The CPU device: its limits, computed once.
+#[repr(C)]
+pub struct Device {
+    header: ApiHeader,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
+    pub compute_units: u32,
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE`: physical RAM.
+    pub global_mem_size: u64,
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE`.
+    pub max_mem_alloc_size: u64,
+    /// `CL_DEVICE_NAME`: the host CPU's model name when it can be read.
+    pub name: String,
+}
+
+impl ApiObject for Device {
+    const KIND: ObjectKind = ObjectKind::Device;
+    fn header(&self) -> &ApiHeader {
+        &self.header
+    }
+}
+
+impl Device {
+    fn new() -> Device {
+        let global = physical_memory().unwrap_or(4 << 30);
+        // A quarter of RAM (the OpenCL minimum is max(1/4 global, 128 MiB)), at least 128 MiB.
+        let max_alloc = (global / 4).max(128 << 20).min(global);
+        Device {
+            header: ApiHeader::new(ObjectKind::Device),
+            compute_units: u32::try_from(exec::num_workers()).unwrap_or(u32::MAX),
+            global_mem_size: global,
+            max_mem_alloc_size: max_alloc,
+            name: cpu_model_name().map_or_else(|| NAME.to_string(), |m| format!("cranecl {m}")),
+        }
+    }
+}
+
+/// Physical RAM in bytes (sysconf).
+fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions; it only reads system configuration.
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    // SAFETY: as above.
+    let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if pages <= 0 || page_size <= 0 {
+        return None;
+    }
+    (pages as u64).checked_mul(page_size as u64)
+}
+
+/// The CPU's model name from /proc/cpuinfo (Linux), if present.
+fn cpu_model_name() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Nanoseconds of `CLOCK_MONOTONIC`: the device and host timer and the profiling clock.
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+}

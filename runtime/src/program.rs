@@ -1,0 +1,343 @@
+//! Programs: OpenCL C source, SPIR-V or our binary in; a built executable (the jit's
+//! [`CompiledProgram`]) out, with the build log and status the application can query.
+//!
+//! The build runs on the calling thread (clBuildProgram is synchronous here; the
+//! `pfn_notify` is called after it) and never holds the program's lock while clang or
+//! the jit run. Our binary format (`CL_PROGRAM_BINARIES`) is a small header, the build
+//! options, and the SPIR-V words: enough to rebuild.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use cranecl_jit::CompiledProgram;
+use opencl_sys::*;
+use parking_lot::Mutex;
+
+use crate::build::{self, BuildOptions, SourceBuildError};
+use crate::context::Context;
+use crate::object::{ApiHeader, ApiObject, ObjectKind};
+use crate::CLResult;
+
+/// First bytes of a cranecl program binary.
+pub const BINARY_MAGIC: &[u8; 8] = b"CRANECL\x01";
+
+/// Where the program's code came from.
+#[derive(Clone, Debug)]
+pub enum ProgramSource {
+    /// OpenCL C.
+    Source(String),
+    /// SPIR-V words (clCreateProgramWithIL).
+    Il(Vec<u32>),
+    /// Our binary: the SPIR-V and the options it was built with.
+    Binary { spirv: Vec<u32>, options: String },
+}
+
+/// Build status and results, as the queries report them.
+#[derive(Clone)]
+pub struct BuildState {
+    /// `CL_PROGRAM_BUILD_STATUS`.
+    pub status: cl_build_status,
+    /// `CL_PROGRAM_BUILD_OPTIONS`.
+    pub options: String,
+    /// `CL_PROGRAM_BUILD_LOG`.
+    pub log: String,
+    /// `CL_PROGRAM_BINARY_TYPE`.
+    pub binary_type: cl_program_binary_type,
+    /// The SPIR-V of the last successful build (for binaries).
+    pub spirv: Option<Arc<Vec<u32>>>,
+    /// The executable.
+    pub compiled: Option<Arc<CompiledProgram>>,
+    /// Whether ND-ranges must use uniform work-groups (OpenCL C 1.x builds and
+    /// `-cl-uniform-work-group-size`).
+    pub uniform_work_groups: bool,
+}
+
+/// A program object.
+#[repr(C)]
+pub struct Program {
+    header: ApiHeader,
+    /// The context (an implicit reference).
+    pub context: Arc<Context>,
+    /// The input.
+    pub source: ProgramSource,
+    state: Mutex<BuildState>,
+    /// Kernel objects currently alive for this program (building is refused while > 0).
+    kernels: AtomicUsize,
+}
+
+impl ApiObject for Program {
+    const KIND: ObjectKind = ObjectKind::Program;
+    fn header(&self) -> &ApiHeader {
+        &self.header
+    }
+}
+
+impl Program {
+    /// A program not built yet.
+    pub fn new(context: Arc<Context>, source: ProgramSource) -> Arc<Program> {
+        let binary_type = match source {
+            ProgramSource::Binary { .. } => CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
+            _ => CL_PROGRAM_BINARY_TYPE_NONE,
+        };
+        let spirv = match &source {
+            ProgramSource::Binary { spirv, .. } => Some(Arc::new(spirv.clone())),
+            _ => None,
+        };
+        Arc::new(Program {
+            header: ApiHeader::new(ObjectKind::Program),
+            context,
+            source,
+            state: Mutex::new(BuildState {
+                status: CL_BUILD_NONE,
+                options: String::new(),
+                log: String::new(),
+                binary_type,
+                spirv,
+                compiled: None,
+                uniform_work_groups: true,
+            }),
+            kernels: AtomicUsize::new(0),
+        })
+    }
+
+    /// A snapshot of the build state.
+    pub fn state(&self) -> BuildState {
+        self.state.lock().clone()
+    }
+
+    /// The executable, if the last build succeeded.
+    pub fn compiled(&self) -> Option<Arc<CompiledProgram>> {
+        self.state.lock().compiled.clone()
+    }
+
+    /// Kernel objects created from this program.
+    pub fn attached_kernels(&self) -> usize {
+        self.kernels.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn kernel_created(&self) {
+        self.kernels.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn kernel_dropped(&self) {
+        self.kernels.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// `clBuildProgram` for our one device: compiles and records status and log.
+    pub fn build(&self, options: &str) -> CLResult<()> {
+        {
+            let mut st = self.state.lock();
+            if st.status == CL_BUILD_IN_PROGRESS || self.attached_kernels() > 0 {
+                return Err(CL_INVALID_OPERATION);
+            }
+            st.status = CL_BUILD_IN_PROGRESS;
+            st.options = options.to_string();
+            st.log.clear();
+        }
+        let result = self.run_build(options);
+        let mut st = self.state.lock();
+        match result {
+            Ok((spirv, compiled, log, uniform)) => {
+                st.status = CL_BUILD_SUCCESS;
+                st.log = log;
+                st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+                st.spirv = Some(Arc::new(spirv));
+                st.compiled = Some(Arc::new(compiled));
+                st.uniform_work_groups = uniform;
+                Ok(())
+            }
+            Err((code, log)) => {
+                st.status = CL_BUILD_ERROR;
+                st.log = log;
+                st.compiled = None;
+                Err(code)
+            }
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn run_build(
+        &self,
+        options: &str,
+    ) -> Result<(Vec<u32>, CompiledProgram, String, bool), (cl_int, String)> {
+        let effective = match (&self.source, options.trim().is_empty()) {
+            (
+                ProgramSource::Binary {
+                    options: stored, ..
+                },
+                true,
+            ) => stored.as_str(),
+            _ => options,
+        };
+        let opts = BuildOptions::parse(effective).map_err(|msg| {
+            (
+                CL_INVALID_BUILD_OPTIONS,
+                format!("invalid build options: {msg}\n"),
+            )
+        })?;
+        let uniform =
+            requires_uniform_work_groups(&opts, matches!(self.source, ProgramSource::Source(_)));
+        let mut log = String::new();
+        let words = match &self.source {
+            ProgramSource::Source(src) => match build::compile_source(src, &opts) {
+                Ok(out) => {
+                    log.push_str(&out.log);
+                    out.spirv
+                }
+                Err(SourceBuildError::ClangNotFound(reason)) => {
+                    return Err((
+                        CL_COMPILER_NOT_AVAILABLE,
+                        format!("cranecl: no OpenCL C compiler available: {reason}\n"),
+                    ));
+                }
+                Err(SourceBuildError::Failed(diag)) => {
+                    return Err((CL_BUILD_PROGRAM_FAILURE, diag))
+                }
+            },
+            ProgramSource::Il(words) => words.clone(),
+            ProgramSource::Binary { spirv, .. } => spirv.clone(),
+        };
+        match cranecl_jit::compile(&words, &opts.jit) {
+            Ok(compiled) => Ok((words, compiled, log, uniform)),
+            Err(e) => {
+                log.push_str(&e.message);
+                if !log.ends_with('\n') {
+                    log.push('\n');
+                }
+                Err((CL_BUILD_PROGRAM_FAILURE, log))
+            }
+        }
+    }
+
+    /// `CL_PROGRAM_BINARIES`: our binary of the built program (empty if not built).
+    pub fn binary(&self) -> Vec<u8> {
+        let st = self.state.lock();
+        match &st.spirv {
+            Some(spirv) => encode_binary(spirv, &st.options),
+            None => Vec::new(),
+        }
+    }
+
+    /// `CL_PROGRAM_KERNEL_NAMES` in module order.
+    pub fn kernel_names(&self) -> Option<Vec<String>> {
+        self.compiled()
+            .map(|c| c.kernels.iter().map(|k| k.info.name.clone()).collect())
+    }
+}
+
+/// OpenCL C 1.x builds (no `-cl-std`, or CL1.x) need uniform work-groups, as does
+/// `-cl-uniform-work-group-size`; CL2.0/3.0 builds and SPIR-V allow non-uniform ones.
+fn requires_uniform_work_groups(opts: &BuildOptions, from_source: bool) -> bool {
+    let mut std_2_plus = !from_source;
+    let mut uniform = false;
+    for arg in &opts.clang_args {
+        if let Some(v) = arg.strip_prefix("-cl-std=") {
+            std_2_plus = matches!(
+                v,
+                "CL2.0" | "CL3.0" | "cl2.0" | "cl3.0" | "CLC++" | "CLC++1.0" | "CLC++2021"
+            );
+        }
+        uniform |= arg == "-cl-uniform-work-group-size";
+    }
+    uniform || !std_2_plus
+}
+
+/// Serializes a program binary.
+pub fn encode_binary(spirv: &[u32], options: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + options.len() + spirv.len() * 4);
+    out.extend_from_slice(BINARY_MAGIC);
+    out.extend_from_slice(&u32::try_from(options.len()).unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&u32::try_from(spirv.len()).unwrap_or(0).to_le_bytes());
+    if u32::try_from(options.len()).is_ok() {
+        out.extend_from_slice(options.as_bytes());
+    }
+    for w in spirv {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// Parses a program binary (`CL_INVALID_BINARY` if it is not ours or is damaged).
+pub fn decode_binary(bytes: &[u8]) -> CLResult<(Vec<u32>, String)> {
+    let rest = bytes
+        .strip_prefix(BINARY_MAGIC.as_slice())
+        .ok_or(CL_INVALID_BINARY)?;
+    let word = |b: &[u8], at: usize| -> CLResult<usize> {
+        let s = b.get(at..at + 4).ok_or(CL_INVALID_BINARY)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
+    };
+    let opt_len = word(rest, 0)?;
+    let n_words = word(rest, 4)?;
+    let body = &rest[8..];
+    let opts = body.get(..opt_len).ok_or(CL_INVALID_BINARY)?;
+    let options = std::str::from_utf8(opts)
+        .map_err(|_| CL_INVALID_BINARY)?
+        .to_string();
+    let code = &body[opt_len..];
+    if n_words.checked_mul(4) != Some(code.len()) || n_words < 5 {
+        return Err(CL_INVALID_BINARY);
+    }
+    let spirv: Vec<u32> = code
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if spirv[0] != 0x0723_0203 {
+        return Err(CL_INVALID_BINARY);
+    }
+    Ok((spirv, options))
+}
+
+/// SPIR-V bytes as words, in either byte order (clCreateProgramWithIL);
+/// `CL_INVALID_VALUE` if it cannot be SPIR-V.
+pub fn il_words(bytes: &[u8]) -> CLResult<Vec<u32>> {
+    if bytes.len() % 4 != 0 || bytes.len() < 20 {
+        return Err(CL_INVALID_VALUE);
+    }
+    let le: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    match le[0] {
+        0x0723_0203 => Ok(le),
+        0x0302_2307 => Ok(le.into_iter().map(u32::swap_bytes).collect()),
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_round_trip() {
+        let spirv = vec![0x0723_0203, 0x0001_0000, 0, 10, 0, 42];
+        let bin = encode_binary(&spirv, "-cl-mad-enable");
+        assert_eq!(
+            decode_binary(&bin),
+            Ok((spirv, "-cl-mad-enable".to_string()))
+        );
+        assert_eq!(decode_binary(&bin[..bin.len() - 1]), Err(CL_INVALID_BINARY));
+        assert_eq!(decode_binary(b"garbage!garbage!"), Err(CL_INVALID_BINARY));
+    }
+
+    #[test]
+    fn il_byte_orders() {
+        let words = [0x0723_0203u32, 0x0001_0000, 0, 10, 0];
+        let le: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let be: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+        assert_eq!(il_words(&le), Ok(words.to_vec()));
+        assert_eq!(il_words(&be), Ok(words.to_vec()));
+        assert_eq!(il_words(&le[..18]), Err(CL_INVALID_VALUE));
+    }
+
+    #[test]
+    fn uniformity_rules() {
+        let mut o = BuildOptions::default();
+        assert!(requires_uniform_work_groups(&o, true));
+        assert!(!requires_uniform_work_groups(&o, false));
+        o.clang_args = vec!["-cl-std=CL3.0".into()];
+        assert!(!requires_uniform_work_groups(&o, true));
+        o.clang_args.push("-cl-uniform-work-group-size".into());
+        assert!(requires_uniform_work_groups(&o, true));
+    }
+}

@@ -1,0 +1,526 @@
+//! Command queues and commands.
+//!
+//! A command is a value ([`Command`]) paired with its event. An in-order queue chains
+//! each command after the previous one; a command also waits for its wait list. No
+//! thread blocks on a dependency: every dependency gets a completion hook that counts
+//! down, and the last one hands the command to the shared pool ([`exec::spawn`]) — or,
+//! for a blocking call whose dependencies are already done, runs it on the caller's
+//! thread. The enqueue path takes only this queue's lock, briefly.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+
+use opencl_sys::*;
+use parking_lot::Mutex;
+
+use crate::context::Context;
+use crate::event::Event;
+use crate::exec;
+use crate::memory::Mem;
+use crate::object::{ApiHeader, ApiObject, ObjectKind};
+use crate::platform::Device;
+use crate::CLResult;
+
+/// A host pointer given to a read/write command; the application keeps it valid until
+/// the command completes (the OpenCL rule for non-blocking transfers).
+#[derive(Clone, Copy, Debug)]
+pub struct HostPtr(pub *mut u8);
+
+// SAFETY: the pointer is only used by the one command it was given to, under the
+// application's promise that it stays valid and untouched until completion.
+unsafe impl Send for HostPtr {}
+
+/// A 3-D byte region for the `*Rect` commands: origins in bytes/rows/slices, pitches in
+/// bytes (already defaulted as the spec says).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RectCopy {
+    pub src_origin: [usize; 3],
+    pub dst_origin: [usize; 3],
+    /// Width in bytes, height in rows, depth in slices.
+    pub region: [usize; 3],
+    pub src_row_pitch: usize,
+    pub src_slice_pitch: usize,
+    pub dst_row_pitch: usize,
+    pub dst_slice_pitch: usize,
+}
+
+impl RectCopy {
+    /// One past the last byte touched on the source side.
+    pub fn src_extent(&self) -> usize {
+        extent(
+            self.src_origin,
+            self.region,
+            self.src_row_pitch,
+            self.src_slice_pitch,
+        )
+    }
+
+    /// One past the last byte touched on the destination side.
+    pub fn dst_extent(&self) -> usize {
+        extent(
+            self.dst_origin,
+            self.region,
+            self.dst_row_pitch,
+            self.dst_slice_pitch,
+        )
+    }
+
+    /// Copies the region from `src` to `dst`.
+    ///
+    /// # Safety
+    /// `src` must be readable for `src_extent()` bytes and `dst` writable for
+    /// `dst_extent()` bytes.
+    pub unsafe fn run(&self, src: *const u8, dst: *mut u8) {
+        let [w, h, d] = self.region;
+        for z in 0..d {
+            for y in 0..h {
+                let s = (self.src_origin[2] + z) * self.src_slice_pitch
+                    + (self.src_origin[1] + y) * self.src_row_pitch
+                    + self.src_origin[0];
+                let t = (self.dst_origin[2] + z) * self.dst_slice_pitch
+                    + (self.dst_origin[1] + y) * self.dst_row_pitch
+                    + self.dst_origin[0];
+                // SAFETY: both rows lie inside the extents the caller guarantees.
+                unsafe { std::ptr::copy(src.add(s), dst.add(t), w) };
+            }
+        }
+    }
+}
+
+fn extent(origin: [usize; 3], region: [usize; 3], row_pitch: usize, slice_pitch: usize) -> usize {
+    if region.contains(&0) {
+        return 0;
+    }
+    (origin[2] + region[2] - 1) * slice_pitch
+        + (origin[1] + region[1] - 1) * row_pitch
+        + origin[0]
+        + region[0]
+}
+
+/// The work of one command.
+pub enum Command {
+    /// Buffer -> host.
+    Read {
+        mem: Arc<Mem>,
+        offset: usize,
+        size: usize,
+        dst: HostPtr,
+    },
+    /// Host -> buffer.
+    Write {
+        mem: Arc<Mem>,
+        offset: usize,
+        size: usize,
+        src: HostPtr,
+    },
+    /// Buffer -> buffer.
+    Copy {
+        src: Arc<Mem>,
+        src_offset: usize,
+        dst: Arc<Mem>,
+        dst_offset: usize,
+        size: usize,
+    },
+    /// Repeats `pattern` over `[offset, offset + size)`.
+    Fill {
+        mem: Arc<Mem>,
+        pattern: Vec<u8>,
+        offset: usize,
+        size: usize,
+    },
+    /// Buffer -> host, rectangular (`clEnqueueReadBufferRect`; src is the buffer).
+    ReadRect {
+        mem: Arc<Mem>,
+        rect: RectCopy,
+        dst: HostPtr,
+    },
+    /// Host -> buffer, rectangular (dst is the buffer).
+    WriteRect {
+        mem: Arc<Mem>,
+        rect: RectCopy,
+        src: HostPtr,
+    },
+    /// Buffer -> buffer, rectangular.
+    CopyRect {
+        src: Arc<Mem>,
+        dst: Arc<Mem>,
+        rect: RectCopy,
+    },
+    /// A kernel launch; `buffers` keeps every buffer argument alive until it ran.
+    NdRange {
+        launch: exec::Launch,
+        buffers: Vec<Arc<Mem>>,
+    },
+    /// Map/unmap/migrate/marker/barrier: nothing to do beyond ordering (storage is
+    /// host memory, maps point straight into it).
+    Nothing { keep: Option<Arc<Mem>> },
+    /// Host code (tests, internal work).
+    Host(Box<dyn FnOnce() -> CLResult<()> + Send>),
+}
+
+impl Command {
+    /// Does the work.
+    fn execute(self) -> CLResult<()> {
+        // SAFETY (for every block below): ranges were validated against the buffer sizes
+        // at enqueue, host pointers are valid per the OpenCL contract for the command's
+        // duration, and the buffers are kept alive by this command. Copies may overlap
+        // (USE_HOST_PTR buffers alias host memory), hence `copy`, not `copy_nonoverlapping`.
+        match self {
+            Command::Read {
+                mem,
+                offset,
+                size,
+                dst,
+            } => unsafe { std::ptr::copy(mem.ptr().add(offset), dst.0, size) },
+            Command::Write {
+                mem,
+                offset,
+                size,
+                src,
+            } => unsafe { std::ptr::copy(src.0, mem.ptr().add(offset), size) },
+            Command::Copy {
+                src,
+                src_offset,
+                dst,
+                dst_offset,
+                size,
+            } => unsafe {
+                std::ptr::copy(src.ptr().add(src_offset), dst.ptr().add(dst_offset), size)
+            },
+            Command::Fill {
+                mem,
+                pattern,
+                offset,
+                size,
+            } => {
+                let p = pattern.len().max(1);
+                // SAFETY: see above.
+                let target = unsafe { std::slice::from_raw_parts_mut(mem.ptr().add(offset), size) };
+                for chunk in target.chunks_mut(p) {
+                    chunk.copy_from_slice(&pattern[..chunk.len()]);
+                }
+            }
+            Command::ReadRect { mem, rect, dst } => unsafe { rect.run(mem.ptr(), dst.0) },
+            Command::WriteRect { mem, rect, src } => unsafe { rect.run(src.0, mem.ptr()) },
+            Command::CopyRect { src, dst, rect } => unsafe { rect.run(src.ptr(), dst.ptr()) },
+            Command::NdRange { launch, buffers } => {
+                exec::run_ndrange(&launch);
+                drop(buffers);
+            }
+            Command::Nothing { keep } => drop(keep),
+            Command::Host(f) => return f(),
+        }
+        Ok(())
+    }
+}
+
+/// A command waiting for its dependencies.
+struct Pending {
+    command: Mutex<Option<Command>>,
+    event: Arc<Event>,
+    /// Dependencies not finished yet, plus one for the enqueuing call itself.
+    remaining: AtomicUsize,
+    /// A wait-list event failed: the command is not run.
+    failed: AtomicBool,
+}
+
+impl Pending {
+    /// Counts one dependency down; the last one starts the command. Returns whether
+    /// this call made it ready (for the enqueuing thread's inline run).
+    fn release(self: &Arc<Self>, inline: bool) -> bool {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return false;
+        }
+        self.event.mark_submitted();
+        if inline {
+            self.run();
+        } else {
+            let this = self.clone();
+            exec::spawn(Box::new(move || this.run()));
+        }
+        true
+    }
+
+    fn run(&self) {
+        let command = self.command.lock().take();
+        let Some(command) = command else { return };
+        if self.failed.load(Ordering::Acquire) {
+            drop(command);
+            self.event
+                .set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+            return;
+        }
+        self.event.set_status(CL_RUNNING);
+        let status =
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command.execute())) {
+                Ok(Ok(())) => CL_COMPLETE,
+                Ok(Err(code)) => code.min(-1),
+                Err(_) => CL_OUT_OF_RESOURCES,
+            };
+        self.event.set_status(status);
+    }
+}
+
+/// An in-order command queue.
+#[repr(C)]
+pub struct Queue {
+    header: ApiHeader,
+    /// The context (an implicit reference).
+    pub context: Arc<Context>,
+    /// The device.
+    pub device: Arc<Device>,
+    /// `CL_QUEUE_PROPERTIES`.
+    pub properties: cl_command_queue_properties,
+    /// `CL_QUEUE_PROPERTIES_ARRAY` (empty for clCreateCommandQueue).
+    pub properties_array: Vec<cl_queue_properties>,
+    /// The most recently enqueued command's event (weak: an event holds its queue).
+    last: Mutex<Weak<Event>>,
+}
+
+impl ApiObject for Queue {
+    const KIND: ObjectKind = ObjectKind::Queue;
+    fn header(&self) -> &ApiHeader {
+        &self.header
+    }
+}
+
+impl Queue {
+    /// A new in-order queue (properties validated by the caller).
+    pub fn new(
+        context: Arc<Context>,
+        device: Arc<Device>,
+        properties: cl_command_queue_properties,
+        properties_array: Vec<cl_queue_properties>,
+    ) -> Arc<Queue> {
+        Arc::new(Queue {
+            header: ApiHeader::new(ObjectKind::Queue),
+            context,
+            device,
+            properties,
+            properties_array,
+            last: Mutex::new(Weak::new()),
+        })
+    }
+
+    /// Whether events record profiling timestamps.
+    pub fn profiling(&self) -> bool {
+        self.properties & CL_QUEUE_PROFILING_ENABLE != 0
+    }
+
+    /// Enqueues `command` after the previous command and after `wait_list`; returns its
+    /// event. With `blocking`, waits for completion and returns the command's error.
+    pub fn enqueue(
+        self: &Arc<Self>,
+        command_type: cl_command_type,
+        command: Command,
+        wait_list: &[Arc<Event>],
+        blocking: bool,
+    ) -> CLResult<Arc<Event>> {
+        let event = Event::new_command(self, command_type);
+        let previous = {
+            let mut last = self.last.lock();
+            std::mem::replace(&mut *last, Arc::downgrade(&event)).upgrade()
+        };
+        let pending = Arc::new(Pending {
+            command: Mutex::new(Some(command)),
+            event: event.clone(),
+            remaining: AtomicUsize::new(wait_list.len() + 1 + usize::from(previous.is_some())),
+            failed: AtomicBool::new(false),
+        });
+        for dep in wait_list {
+            let p = pending.clone();
+            dep.on_finished(Box::new(move |status| {
+                if status < 0 {
+                    p.failed.store(true, Ordering::Release);
+                }
+                p.release(false);
+            }));
+        }
+        if let Some(prev) = previous {
+            let p = pending.clone();
+            prev.on_finished(Box::new(move |_| {
+                p.release(false);
+            }));
+        }
+        pending.release(blocking);
+        drop(pending);
+        if blocking {
+            let status = event.wait();
+            if status < 0 {
+                return Err(if status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST {
+                    status
+                } else {
+                    CL_OUT_OF_RESOURCES
+                });
+            }
+        }
+        Ok(event)
+    }
+
+    /// `clFlush`: commands are handed to the pool as soon as they are ready, so there
+    /// is nothing to push.
+    pub fn flush(&self) {}
+
+    /// `clFinish`: waits for every command enqueued so far.
+    pub fn finish(&self) {
+        let last = self.last.lock().upgrade();
+        if let Some(event) = last {
+            event.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Timestamp;
+    use crate::platform::Platform;
+
+    fn queue() -> Arc<Queue> {
+        let device = Platform::get().device().clone();
+        let ctx = Context::new(vec![device.clone()], Vec::new(), None);
+        Queue::new(ctx, device, CL_QUEUE_PROFILING_ENABLE, Vec::new())
+    }
+
+    #[test]
+    fn rect_extent() {
+        let r = RectCopy {
+            src_origin: [1, 2, 0],
+            dst_origin: [0, 0, 0],
+            region: [3, 2, 1],
+            src_row_pitch: 10,
+            src_slice_pitch: 100,
+            dst_row_pitch: 3,
+            dst_slice_pitch: 6,
+        };
+        assert_eq!(r.src_extent(), 3 * 10 + 1 + 3);
+        assert_eq!(r.dst_extent(), 6);
+        let src: Vec<u8> = (0..100).collect();
+        let mut dst = [0u8; 6];
+        // SAFETY: extents checked above.
+        unsafe { r.run(src.as_ptr(), dst.as_mut_ptr()) };
+        assert_eq!(dst, [21, 22, 23, 31, 32, 33]);
+    }
+
+    #[test]
+    fn in_order_with_user_event() {
+        let q = queue();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let user = Event::new_user(q.context.clone());
+        let mut events = Vec::new();
+        for i in 0..20 {
+            let l = log.clone();
+            let wait: Vec<Arc<Event>> = if i == 0 {
+                vec![user.clone()]
+            } else {
+                Vec::new()
+            };
+            let cmd = Command::Host(Box::new(move || {
+                l.lock().push(i);
+                Ok(())
+            }));
+            events.push(
+                q.enqueue(CL_COMMAND_MARKER, cmd, &wait, false)
+                    .expect("enqueue"),
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(
+            log.lock().is_empty(),
+            "nothing may run before the user event completes"
+        );
+        assert_eq!(events[0].status(), CL_QUEUED);
+        user.set_status(CL_COMPLETE);
+        q.finish();
+        assert_eq!(*log.lock(), (0..20).collect::<Vec<_>>());
+        let e = &events[19];
+        assert_eq!(e.status(), CL_COMPLETE);
+        let t: Vec<u64> = [
+            Timestamp::Queued,
+            Timestamp::Submitted,
+            Timestamp::Started,
+            Timestamp::Ended,
+        ]
+        .iter()
+        .map(|w| e.time(*w))
+        .collect();
+        assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
+    }
+
+    #[test]
+    fn failed_wait_list_propagates() {
+        let q = queue();
+        let user = Event::new_user(q.context.clone());
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        let cmd = Command::Host(Box::new(move || {
+            r.store(true, Ordering::Release);
+            Ok(())
+        }));
+        let e = q
+            .enqueue(CL_COMMAND_MARKER, cmd, std::slice::from_ref(&user), false)
+            .expect("enqueue");
+        user.set_status(-5);
+        assert_eq!(e.wait(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        assert!(!ran.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn blocking_transfer_round_trip() {
+        let q = queue();
+        // SAFETY: no host pointer is involved.
+        let mem = unsafe {
+            Mem::new_buffer(
+                q.context.clone(),
+                CL_MEM_READ_WRITE,
+                64,
+                std::ptr::null_mut(),
+                Vec::new(),
+            )
+        }
+        .expect("buffer");
+        let mut src: Vec<u8> = (0..64).collect();
+        q.enqueue(
+            CL_COMMAND_WRITE_BUFFER,
+            Command::Write {
+                mem: mem.clone(),
+                offset: 0,
+                size: 64,
+                src: HostPtr(src.as_mut_ptr()),
+            },
+            &[],
+            true,
+        )
+        .expect("write");
+        q.enqueue(
+            CL_COMMAND_FILL_BUFFER,
+            Command::Fill {
+                mem: mem.clone(),
+                pattern: vec![0xaa, 0xbb],
+                offset: 8,
+                size: 8,
+            },
+            &[],
+            false,
+        )
+        .expect("fill");
+        let mut dst = vec![0u8; 64];
+        q.enqueue(
+            CL_COMMAND_READ_BUFFER,
+            Command::Read {
+                mem,
+                offset: 0,
+                size: 64,
+                dst: HostPtr(dst.as_mut_ptr()),
+            },
+            &[],
+            true,
+        )
+        .expect("read");
+        let mut want = src.clone();
+        for (i, b) in want[8..16].iter_mut().enumerate() {
+            *b = if i % 2 == 0 { 0xaa } else { 0xbb };
+        }
+        assert_eq!(dst, want);
+    }
+}
