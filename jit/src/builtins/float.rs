@@ -391,7 +391,22 @@ pub(crate) mod f32fns {
     via_f64!(1:
         acos, acosh, asin, asinh, atan, atanh, cbrt, cos, cosh, erf, erfc, exp, exp2, expm1,
         log, log2, log10, log1p, sin, sinh, tan, tanh, tgamma, lgamma, acospi, asinpi, atanpi,
-        cospi, sinpi, tanpi, exp10, rsqrt, degrees, radians,
+        exp10, rsqrt, degrees, radians,
+    );
+
+    /// `sinpi`/`cospi`/`tanpi` with the exact reduction of the f64 versions but without
+    /// their double-double correction, which an f32 result does not need.
+    macro_rules! pi_trig {
+        ($($name:ident => $f:path),*) => {$(
+            pub(crate) extern "C" fn $name(x: f32) -> f32 {
+                $f(f64::from(x)) as f32
+            }
+        )*};
+    }
+    pi_trig!(
+        sinpi => super::super::precise::sinpi_for_f32,
+        cospi => super::super::precise::cospi_for_f32,
+        tanpi => super::super::precise::tanpi_for_f32
     );
     via_f64!(2: atan2, atan2pi, hypot, pow, powr, distance);
     via_f64!(3: mix, smoothstep);

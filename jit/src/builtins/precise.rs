@@ -28,20 +28,31 @@ fn pi_times(t: f64) -> (f64, f64) {
     (hi, lo)
 }
 
-/// `sin(π·t)` for `0 <= t <= 0.25`.
-fn sin_pi_kernel(t: f64) -> f64 {
+/// `sin(π·t)` for `0 <= t <= 0.25`. With `DD` the rounding error of `π·t` is corrected
+/// (needed for f64 results); without, the result is good to about 2^-52 relative, plenty
+/// for f32 results and half the cost.
+fn sin_pi_kernel<const DD: bool>(t: f64) -> f64 {
+    if !DD {
+        return libm::sin(PI * t);
+    }
     let (hi, lo) = pi_times(t);
     libm::cos(hi).mul_add(lo, libm::sin(hi))
 }
 
-/// `cos(π·t)` for `0 <= t <= 0.25`.
-fn cos_pi_kernel(t: f64) -> f64 {
+/// `cos(π·t)` for `0 <= t <= 0.25` (see [`sin_pi_kernel`] for `DD`).
+fn cos_pi_kernel<const DD: bool>(t: f64) -> f64 {
+    if !DD {
+        return libm::cos(PI * t);
+    }
     let (hi, lo) = pi_times(t);
     (-libm::sin(hi)).mul_add(lo, libm::cos(hi))
 }
 
-/// `tan(π·t)` for `0 <= t <= 0.25`.
-fn tan_pi_kernel(t: f64) -> f64 {
+/// `tan(π·t)` for `0 <= t <= 0.25` (see [`sin_pi_kernel`] for `DD`).
+fn tan_pi_kernel<const DD: bool>(t: f64) -> f64 {
+    if !DD {
+        return libm::tan(PI * t);
+    }
     let (hi, lo) = pi_times(t);
     let th = libm::tan(hi);
     // d/dh tan(h) = 1 + tan²(h).
@@ -60,6 +71,15 @@ fn reduce_mod2(a: f64) -> f64 {
 /// `sin(πx)`, within about 1 ulp; exact zeros at integers (`+0` for positive, `-0` for
 /// negative integers).
 pub(crate) fn sinpi(x: f64) -> f64 {
+    sinpi_impl::<true>(x)
+}
+
+/// [`sinpi`] with a result accurate enough for rounding to f32.
+pub(crate) fn sinpi_for_f32(x: f64) -> f64 {
+    sinpi_impl::<false>(x)
+}
+
+fn sinpi_impl<const DD: bool>(x: f64) -> f64 {
     if !x.is_finite() {
         return f64::NAN;
     }
@@ -72,9 +92,9 @@ pub(crate) fn sinpi(x: f64) -> f64 {
         let t = r.abs();
         let t = if t > 0.5 { 1.0 - t } else { t };
         let s = if t <= 0.25 {
-            sin_pi_kernel(t)
+            sin_pi_kernel::<DD>(t)
         } else {
-            cos_pi_kernel(0.5 - t)
+            cos_pi_kernel::<DD>(0.5 - t)
         };
         if r < 0.0 {
             -s
@@ -95,6 +115,15 @@ pub(crate) fn sinpi(x: f64) -> f64 {
 
 /// `cos(πx)`, within about 1 ulp; exactly `+0` at half-integers and `±1` at integers.
 pub(crate) fn cospi(x: f64) -> f64 {
+    cospi_impl::<true>(x)
+}
+
+/// [`cospi`] with a result accurate enough for rounding to f32.
+pub(crate) fn cospi_for_f32(x: f64) -> f64 {
+    cospi_impl::<false>(x)
+}
+
+fn cospi_impl<const DD: bool>(x: f64) -> f64 {
     if !x.is_finite() {
         return f64::NAN;
     }
@@ -109,9 +138,9 @@ pub(crate) fn cospi(x: f64) -> f64 {
         return 0.0;
     }
     let c = if t <= 0.25 {
-        cos_pi_kernel(t)
+        cos_pi_kernel::<DD>(t)
     } else {
-        sin_pi_kernel(0.5 - t)
+        sin_pi_kernel::<DD>(0.5 - t)
     };
     if negate {
         -c
@@ -124,6 +153,15 @@ pub(crate) fn cospi(x: f64) -> f64 {
 /// `copysign(0, n)` for even and `-copysign(0, n)` for odd `n`; `tanpi(n + 0.5)` is `+∞`
 /// for even and `-∞` for odd `n`.
 pub(crate) fn tanpi(x: f64) -> f64 {
+    tanpi_impl::<true>(x)
+}
+
+/// [`tanpi`] with a result accurate enough for rounding to f32.
+pub(crate) fn tanpi_for_f32(x: f64) -> f64 {
+    tanpi_impl::<false>(x)
+}
+
+fn tanpi_impl<const DD: bool>(x: f64) -> f64 {
     if !x.is_finite() {
         return f64::NAN;
     }
@@ -152,9 +190,9 @@ pub(crate) fn tanpi(x: f64) -> f64 {
     }
     let t = r.abs();
     let v = if t <= 0.25 {
-        tan_pi_kernel(t)
+        tan_pi_kernel::<DD>(t)
     } else {
-        1.0 / tan_pi_kernel(0.5 - t)
+        1.0 / tan_pi_kernel::<DD>(0.5 - t)
     };
     // tan is odd: sign from r and from x.
     if (r < 0.0) != x.is_sign_negative() {

@@ -1656,3 +1656,39 @@ fn domain_errors_and_poles() {
         assert!(same32(f32_1(op)(-0.0), -0.0), "{op:?}(-0) f32");
     }
 }
+
+/// Rough per-call cost of a few functions (`cargo test -p cranecl-jit call_cost --
+/// --ignored --nocapture`); informational, asserts nothing.
+#[test]
+#[ignore]
+fn call_cost_report() {
+    for op in [
+        ClOp::sin,
+        ClOp::exp,
+        ClOp::log,
+        ClOp::sinpi,
+        ClOp::tan,
+        ClOp::rsqrt,
+    ] {
+        let f = f32_1(op);
+        let t = std::time::Instant::now();
+        let mut acc = 0.0f32;
+        for k in 0..2_000_000u32 {
+            acc += f(k as f32 * 1e-3);
+        }
+        println!(
+            "{op:?} f32: {:.1} ns/call ({acc})",
+            t.elapsed().as_nanos() as f64 / 2e6
+        );
+    }
+    let f = f32_2(ClOp::pow);
+    let t = std::time::Instant::now();
+    let mut acc = 0.0f32;
+    for k in 0..2_000_000u32 {
+        acc += f(k as f32 * 1e-3, 1.3);
+    }
+    println!(
+        "pow f32: {:.1} ns/call ({acc})",
+        t.elapsed().as_nanos() as f64 / 2e6
+    );
+}
