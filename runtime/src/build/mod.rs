@@ -7,10 +7,12 @@
 //! - [`compile_source`] runs clang and returns SPIR-V words plus clang's diagnostics.
 //!
 //! Parts: `options` (tokenising and checking options), `clang` (finding and running
-//! clang), `pch` (the precompiled-header cache that makes a compile ~4x cheaper).
+//! clang), `pch` (the precompiled-header cache that makes a compile ~4x cheaper),
+//! `link` (embedded headers and SPIR-V linking for clCompileProgram/clLinkProgram).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
+mod link;
 mod options;
 mod pch;
 
@@ -20,6 +22,7 @@ use std::sync::{Arc, OnceLock};
 
 use cranecl_jit::CompileOptions;
 
+pub use link::{link_spirv, LinkOptions};
 pub use options::ClStd;
 pub use pch::{PchBuild, PchCache, DRIVER_HEADER};
 
@@ -104,6 +107,16 @@ pub fn compile_source(
     options: &BuildOptions,
 ) -> Result<ClangOutput, SourceBuildError> {
     Frontend::from_env()?.compile(source, options)
+}
+
+/// [`compile_source`] with embedded headers (`clCompileProgram`'s `input_headers`):
+/// `(include name, source)` pairs that `#include "name"` in `source` finds.
+pub fn compile_source_with_headers(
+    source: &str,
+    options: &BuildOptions,
+    headers: &[(&str, &str)],
+) -> Result<ClangOutput, SourceBuildError> {
+    Frontend::from_env()?.compile_with_headers(source, options, headers)
 }
 
 /// Starts building the precompiled header for `options` in the background (e.g. when
@@ -207,7 +220,22 @@ impl Frontend {
         source: &str,
         options: &BuildOptions,
     ) -> Result<ClangOutput, SourceBuildError> {
-        let (lang, other) = self.split_args(options);
+        self.compile_with_headers(source, options, &[])
+    }
+
+    /// [`Frontend::compile`] with embedded headers (see [`compile_source_with_headers`]).
+    pub fn compile_with_headers(
+        &self,
+        source: &str,
+        options: &BuildOptions,
+        headers: &[(&str, &str)],
+    ) -> Result<ClangOutput, SourceBuildError> {
+        let (lang, mut other) = self.split_args(options);
+        let header_dir = link::write_headers(headers).map_err(SourceBuildError::Failed)?;
+        if let Some(dir) = &header_dir {
+            // Before the application's -I directories: embedded headers win.
+            other.insert(0, format!("-I{}", dir.path().display()));
+        }
         let pch = self
             .pch
             .as_ref()

@@ -312,3 +312,56 @@ fn child_compile_source() {
     let dir = PathBuf::from(std::env::var_os("CRANECL_CACHE_DIR").expect("set by parent"));
     assert!(dir.join("include").is_dir());
 }
+
+#[test]
+fn embedded_headers_are_found() {
+    let src = "#include \"defs.h\"\n#include \"sub/more.h\"\nkernel void k(global int* a) { a[0] = A + B; }\n";
+    let fe = Frontend::new(clang(), None);
+    let headers = [("defs.h", "#define A 1\n"), ("sub/more.h", "#define B 2\n")];
+    fe.compile_with_headers(src, &opts(""), &headers)
+        .expect("headers found");
+    match fe.compile_with_headers(src, &opts(""), &headers[..1]) {
+        Err(SourceBuildError::Failed(log)) => assert!(log.contains("sub/more.h"), "{log}"),
+        other => panic!("expected a missing-header error, got {other:?}"),
+    }
+    assert!(matches!(
+        fe.compile_with_headers(src, &opts(""), &[("../x.h", "")]),
+        Err(SourceBuildError::Failed(msg)) if msg.contains("invalid header include name")
+    ));
+}
+
+/// Whether SPIR-V `words` contain the string `name` (an OpName / OpEntryPoint).
+fn has_name(words: &[u32], name: &str) -> bool {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    bytes.windows(name.len()).any(|w| w == name.as_bytes())
+}
+
+#[test]
+fn separately_compiled_modules_link() {
+    if !clang::is_executable(Path::new("/usr/bin/spirv-link"))
+        && std::env::var_os("CRANECL_SPIRV_LINK").is_none()
+    {
+        eprintln!("spirv-link not installed; skipping");
+        return;
+    }
+    let fe = Frontend::new(clang(), None);
+    let main = fe
+        .compile("float helper(float x);\nkernel void k(global float* a) { a[get_global_id(0)] = helper(a[0]); }\n", &opts(""))
+        .expect("compiles");
+    let lib = fe
+        .compile(
+            "float helper(float x) { return x * 2.0f + 1.0f; }\n",
+            &opts(""),
+        )
+        .expect("compiles");
+    let linked = link_spirv(&[&main.spirv, &lib.spirv], false).expect("links");
+    assert_eq!(linked[0], SPIRV_MAGIC);
+    assert!(has_name(&linked, "helper") && has_name(&linked, "k"));
+    // Without the helper: an executable fails naming it, a library is fine.
+    let err = link_spirv(&[&main.spirv], false).unwrap_err();
+    assert!(err.contains("helper"), "{err}");
+    let partial = link_spirv(&[&main.spirv], true).expect("a library may import");
+    let full = link_spirv(&[&partial, &lib.spirv], false).expect("library + definition link");
+    assert!(has_name(&full, "helper"));
+    assert!(link_spirv(&[], false).is_err());
+}

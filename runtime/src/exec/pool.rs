@@ -30,6 +30,11 @@ pub trait Assist: Send + Sync {
 /// parks. Short: it only pays for back-to-back launches.
 const IDLE_SPIN: Duration = Duration::from_micros(50);
 
+/// Stack of a worker: kernels keep private arrays for all lanes of a sub-group on
+/// the stack, so give them as much room as a main thread has (only touched pages
+/// cost memory).
+const WORKER_STACK_BYTES: usize = 16 << 20;
+
 struct Queue {
     /// ND-range invitations; served before tasks so a launch gets its helpers soon.
     invitations: VecDeque<Arc<dyn Assist>>,
@@ -94,6 +99,7 @@ fn pool() -> &'static Shared {
         for index in 0..workers {
             let spawned = thread::Builder::new()
                 .name(format!("cranecl-worker-{index}"))
+                .stack_size(WORKER_STACK_BYTES)
                 .spawn(worker_main);
             if let Err(err) = spawned {
                 // With no worker at all, spawned tasks could never run; ND-ranges still
