@@ -1159,6 +1159,14 @@ macro_rules! check_int_width {
             for _ in 0..$random {
                 operands.push((next() & mask, next() & mask, next() & mask));
             }
+            if bits == 8 {
+                // Every pair of 8-bit operands (the third from a pseudo-random stream).
+                for a in 0..256u64 {
+                    for b in 0..256u64 {
+                        operands.push((a, b, next() & mask));
+                    }
+                }
+            }
             let k = Scalar::$key;
             for &op in INT_UNARY {
                 // SAFETY: [T] -> T.
