@@ -1700,3 +1700,34 @@ fn call_cost_report() {
         t.elapsed().as_nanos() as f64 / 2e6
     );
 }
+
+#[test]
+fn hypot_pow_atan2_special_values() {
+    let inf = f64::INFINITY;
+    let nan = f64::NAN;
+    for (x, y) in [(inf, nan), (nan, -inf), (-inf, 1.0), (3.0, inf)] {
+        assert_eq!(f64_2(ClOp::hypot)(x, y), inf, "hypot({x}, {y})");
+        assert_eq!(f32_2(ClOp::hypot)(x as f32, y as f32), f32::INFINITY);
+    }
+    assert!(f64_2(ClOp::hypot)(nan, 1.0).is_nan());
+    let pow = f64_2(ClOp::pow);
+    assert!(same64(pow(-inf, -3.0), -0.0));
+    assert_eq!(pow(-inf, 3.0), -inf);
+    assert_eq!(pow(-1.0, inf), 1.0);
+    assert_eq!(pow(1.0, nan), 1.0);
+    assert_eq!(pow(nan, 0.0), 1.0);
+    assert!(pow(-2.0, 0.5).is_nan());
+    assert_eq!(pow(-0.0, -0.5), inf);
+    assert_eq!(pow(0.5, -inf), inf);
+    let pow32 = f32_2(ClOp::pow);
+    assert_eq!(pow32(2.0, 128.0), f32::INFINITY);
+    assert_eq!(pow32(2.0, -149.0), f32::from_bits(1));
+    assert!(same32(pow32(-0.0, 3.0), -0.0));
+    let atan2 = f32_2(ClOp::atan2);
+    assert!(same32(atan2(-0.0, 0.0), -0.0));
+    assert_eq!(atan2(0.0, -0.0), std::f32::consts::PI);
+    assert_eq!(
+        atan2(-f32::INFINITY, f32::INFINITY),
+        -std::f32::consts::FRAC_PI_4
+    );
+}
