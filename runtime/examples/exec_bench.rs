@@ -6,12 +6,16 @@
 //! Run: `cargo run --release -p cranecl-runtime --example exec_bench`
 //! Scaling: `CRANECL_NUM_THREADS=1 taskset -c 0 ...` vs `CRANECL_NUM_THREADS=2 taskset -c 0,1 ...`.
 
+use std::collections::HashMap;
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cranecl_jit::{CompiledKernel, KernelEntryFn, KernelInfo, WorkGroupState};
 use cranecl_runtime::exec::{self, Launch, NdRange};
+
+/// Work-groups of the busy kernel run per thread (to show that every worker helps).
+static GROUPS_PER_THREAD: Mutex<Option<HashMap<std::thread::ThreadId, usize>>> = Mutex::new(None);
 
 unsafe extern "C" fn empty_kernel(_args: *const u8, _wg: *const WorkGroupState) {}
 
@@ -32,6 +36,11 @@ unsafe extern "C" fn busy_kernel(args: *const u8, wg: *const WorkGroupState) {
             }
             out.add(gid as usize).write(std::hint::black_box(x));
         }
+    }
+    if let Ok(mut map) = GROUPS_PER_THREAD.lock() {
+        *map.get_or_insert_with(HashMap::new)
+            .entry(std::thread::current().id())
+            .or_default() += 1;
     }
 }
 
@@ -138,6 +147,16 @@ fn main() {
         "busy kernel, {items} items in 256 groups:         {:>8.2} ms/launch",
         t.as_secs_f64() * 1e3
     );
+    let mut per_thread: Vec<usize> = GROUPS_PER_THREAD
+        .lock()
+        .map(|m| {
+            m.as_ref()
+                .map(|m| m.values().copied().collect())
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
+    per_thread.sort_unstable_by(|a, b| b.cmp(a));
+    println!("busy kernel, work-groups run per thread (all launches): {per_thread:?}");
     assert!(
         out.iter().all(|v| v.is_finite() && *v != 0.0),
         "every work-item ran"
