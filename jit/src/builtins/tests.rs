@@ -1731,3 +1731,97 @@ fn hypot_pow_atan2_special_values() {
         -std::f32::consts::FRAC_PI_4
     );
 }
+
+/// The special operands the CTS crosses with each other (zeros, denormals, ±1, halves,
+/// integers, extremes, infinities, NaN), through the f32 functions, against the host C
+/// library evaluated in double.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn f32_special_operands_agree_with_host_libm() {
+    let mut specials = vec![0.0f32, f32::from_bits(1), f32::from_bits(0x007f_ffff)];
+    specials.extend([
+        f32::MIN_POSITIVE,
+        0.5,
+        1.0,
+        1.5,
+        2.0,
+        2.5,
+        3.0,
+        100.0,
+        1e10,
+        16777217.0,
+    ]);
+    specials.extend([f32::MAX, f32::INFINITY, 0.999_999_94, 1.000_000_1, 7.0]);
+    let positives = specials.clone();
+    specials.extend(positives.iter().map(|x| -x));
+    specials.push(f32::NAN);
+
+    type Host = unsafe extern "C" fn(f64) -> f64;
+    type Host2 = unsafe extern "C" fn(f64, f64) -> f64;
+    let unary: [(ClOp, Host, f64); 24] = [
+        (ClOp::acos, host_libm::acos, 4.0),
+        (ClOp::acosh, host_libm::acosh, 4.0),
+        (ClOp::asin, host_libm::asin, 4.0),
+        (ClOp::asinh, host_libm::asinh, 4.0),
+        (ClOp::atan, host_libm::atan, 5.0),
+        (ClOp::atanh, host_libm::atanh, 5.0),
+        (ClOp::cbrt, host_libm::cbrt, 2.0),
+        (ClOp::cos, host_libm::cos, 4.0),
+        (ClOp::cosh, host_libm::cosh, 4.0),
+        (ClOp::erf, host_libm::erf, 16.0),
+        (ClOp::erfc, host_libm::erfc, 16.0),
+        (ClOp::exp, host_libm::exp, 3.0),
+        (ClOp::exp2, host_libm::exp2, 3.0),
+        (ClOp::exp10, host_libm::exp10, 3.0),
+        (ClOp::expm1, host_libm::expm1, 3.0),
+        (ClOp::log, host_libm::log, 3.0),
+        (ClOp::log2, host_libm::log2, 3.0),
+        (ClOp::log10, host_libm::log10, 3.0),
+        (ClOp::log1p, host_libm::log1p, 2.0),
+        (ClOp::sin, host_libm::sin, 4.0),
+        (ClOp::sinh, host_libm::sinh, 4.0),
+        (ClOp::tan, host_libm::tan, 5.0),
+        (ClOp::tanh, host_libm::tanh, 5.0),
+        (ClOp::tgamma, host_libm::tgamma, 16.0),
+    ];
+    let mut failures = Vec::new();
+    for (op, host, limit) in unary {
+        let f = f32_1(op);
+        for &x in &specials {
+            // SAFETY: a plain C math function of one double.
+            let reference = unsafe { host(f64::from(x)) };
+            let got = f(x);
+            let err = ulps_f32(got, reference);
+            // Zero results must carry the reference's sign.
+            let sign_ok = got != 0.0 || got.is_sign_negative() == reference.is_sign_negative();
+            if err > limit || !sign_ok {
+                failures.push(format!("{op:?}({x:e}) = {got:e}, host {reference:e}"));
+            }
+        }
+    }
+    let binary: [(ClOp, Host2, f64); 5] = [
+        (ClOp::atan2, host_libm::atan2, 6.0),
+        (ClOp::hypot, host_libm::hypot, 4.0),
+        (ClOp::pow, host_libm::pow, 16.0),
+        (ClOp::fmod, host_libm::fmod, 0.0),
+        (ClOp::remainder, host_libm::remainder, 0.0),
+    ];
+    for (op, host, limit) in binary {
+        let f = f32_2(op);
+        for &x in &specials {
+            for &y in &specials {
+                // SAFETY: a plain C math function of two doubles.
+                let reference = unsafe { host(f64::from(x), f64::from(y)) };
+                let got = f(x, y);
+                let err = ulps_f32(got, reference);
+                let sign_ok = got != 0.0 || got.is_sign_negative() == reference.is_sign_negative();
+                if err > limit || !sign_ok {
+                    failures.push(format!(
+                        "{op:?}({x:e}, {y:e}) = {got:e}, host {reference:e}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
