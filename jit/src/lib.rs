@@ -9,7 +9,13 @@
 //! [`abi`] plus the metadata in [`KernelInfo`].
 
 pub mod abi;
+pub mod analysis;
 pub mod builtins;
+mod codegen;
+mod lower;
+mod meta;
+pub mod spirv;
+mod support;
 
 use std::fmt;
 use std::sync::Arc;
@@ -59,6 +65,32 @@ pub enum CompileErrorKind {
     Unsupported,
     /// Cranelift rejected the generated code (a bug of ours, reported not crashed).
     Codegen,
+}
+
+impl CompileError {
+    /// A `Malformed` error.
+    pub fn malformed(message: impl Into<String>) -> Self {
+        CompileError {
+            kind: CompileErrorKind::Malformed,
+            message: message.into(),
+        }
+    }
+
+    /// An `Unsupported` error.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        CompileError {
+            kind: CompileErrorKind::Unsupported,
+            message: message.into(),
+        }
+    }
+
+    /// A `Codegen` error (a bug of ours).
+    pub fn codegen(message: impl Into<String>) -> Self {
+        CompileError {
+            kind: CompileErrorKind::Codegen,
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for CompileError {
@@ -160,7 +192,11 @@ pub struct CompiledKernel {
 impl CompiledKernel {
     /// Wraps a native entry; `code` owns the memory `entry` points into.
     pub fn new(info: KernelInfo, entry: KernelEntryFn, code: Arc<dyn Send + Sync>) -> Self {
-        CompiledKernel { info, entry, _code: code }
+        CompiledKernel {
+            info,
+            entry,
+            _code: code,
+        }
     }
 
     /// Runs one work-group.
@@ -190,18 +226,152 @@ impl CompiledProgram {
 /// Checks that `words` are a SPIR-V module we can decode (clCreateProgramWithIL);
 /// cheap, no code generation.
 pub fn validate(words: &[u32]) -> Result<(), CompileError> {
-    let _ = words;
-    Err(CompileError {
-        kind: CompileErrorKind::Unsupported,
-        message: "the SPIR-V compiler is not built yet".into(),
+    guarded(|| {
+        let m = spirv::decode(words)?;
+        for ep in &m.entry_points {
+            let f = m.functions.get(&ep.function).ok_or_else(|| {
+                CompileError::malformed(format!("kernel {} has no function", ep.name))
+            })?;
+            let flat = analysis::flatten::flatten(&m, f)?;
+            analysis::cfg::Cfg::new(&flat.blocks)?;
+        }
+        Ok(())
     })
 }
 
 /// Decodes, validates and compiles every kernel of `words` to native code.
 pub fn compile(words: &[u32], options: &CompileOptions) -> Result<CompiledProgram, CompileError> {
-    let _ = (words, options);
-    Err(CompileError {
-        kind: CompileErrorKind::Unsupported,
-        message: "the SPIR-V compiler is not built yet".into(),
-    })
+    guarded(|| compile_module(words, options))
+}
+
+/// Runs `f`, turning a panic (a bug of ours) into a `Codegen` error.
+fn guarded<T>(f: impl FnOnce() -> Result<T, CompileError>) -> Result<T, CompileError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(CompileError::codegen(format!(
+                "internal compiler error: {msg}"
+            )))
+        }
+    }
+}
+
+/// The sub-group width for a kernel.
+fn sub_group_width(ep: &spirv::EntryPoint, options: &CompileOptions) -> Result<u32, CompileError> {
+    let w = ep
+        .modes
+        .sub_group_size
+        .or(options.default_sub_group_width)
+        .unwrap_or(DEFAULT_SUB_GROUP_WIDTH);
+    if !SUPPORTED_SUB_GROUP_WIDTHS.contains(&w) {
+        return Err(CompileError::unsupported(format!(
+            "kernel {}: sub-group size {w} is not supported (supported: {:?})",
+            ep.name, SUPPORTED_SUB_GROUP_WIDTHS
+        )));
+    }
+    Ok(w)
+}
+
+fn compile_module(
+    words: &[u32],
+    options: &CompileOptions,
+) -> Result<CompiledProgram, CompileError> {
+    let m = spirv::decode(words)?;
+    let mut jit = codegen::Jit::new(options.opt_disable)?;
+    // Constant and program-scope data, owned by the compiled program.
+    let mut data: Vec<Box<[u64]>> = Vec::new();
+    let mut data_addrs = std::collections::HashMap::new();
+    for id in &m.global_order {
+        let g = &m.globals[id];
+        if !matches!(
+            g.storage,
+            spirv::Storage::UniformConstant | spirv::Storage::CrossWorkgroup
+        ) {
+            continue;
+        }
+        let (_, pointee) = m.pointee(g.ty)?;
+        let size = m.layout(pointee)?.size as usize;
+        let mut bytes = vec![0u8; size.max(1)];
+        if let Some(init) = g.init {
+            meta::constant_bytes(&m, init, pointee, &mut bytes, 0)?;
+        }
+        let mut words64 = vec![0u64; bytes.len().div_ceil(8)].into_boxed_slice();
+        for (i, chunk) in bytes.chunks(8).enumerate() {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            words64[i] = u64::from_le_bytes(b);
+        }
+        data_addrs.insert(*id, words64.as_ptr() as u64);
+        data.push(words64);
+    }
+    let mut infos = Vec::new();
+    let mut ids = Vec::new();
+    for ep in &m.entry_points {
+        let f = m.functions.get(&ep.function).ok_or_else(|| {
+            CompileError::malformed(format!("kernel {} has no function", ep.name))
+        })?;
+        let flat = analysis::flatten::flatten(&m, f)?;
+        let cfg = analysis::cfg::Cfg::new(&flat.blocks).map_err(|mut e| {
+            e.message = format!("{} in kernel {}", e.message, ep.name);
+            e
+        })?;
+        let uni = analysis::uniformity::analyze(&m, &flat, &cfg);
+        let w = sub_group_width(ep, options)?;
+        let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
+        let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
+        let (locals, local_bytes) = meta::local_layout(&m, &flat)?;
+        let lowered = lower::lower_kernel(
+            &m,
+            &flat,
+            &cfg,
+            &uni,
+            w,
+            ep.modes.contraction_off,
+            options,
+            &mut jit.module,
+            &mut jit.fctx,
+            &locals,
+            local_bytes,
+            &data_addrs,
+            &arg_offsets,
+        )?;
+        let collectives = lowered.collective_slots as u64;
+        let id = jit.define(&ep.name, lowered.func)?;
+        ids.push(id);
+        infos.push(KernelInfo {
+            name: ep.name.clone(),
+            args,
+            arg_block_size,
+            sub_group_width: w,
+            reqd_work_group_size: ep.modes.local_size,
+            work_group_size_hint: ep.modes.local_size_hint,
+            attributes: meta::attributes(ep),
+            static_local_bytes: (local_bytes + 16 * collectives) as usize,
+            scratch_bytes_per_sub_group: lowered.scratch_per_sg as usize,
+            private_bytes_per_item: lowered.private_bytes as usize,
+            has_barriers: lowered.has_barriers,
+        });
+    }
+    let (code, ptrs) = jit.finish(&ids, data)?;
+    let kernels = infos
+        .into_iter()
+        .zip(ptrs)
+        .map(|(info, p)| {
+            // SAFETY: `p` is the finalised entry of a function generated with the
+            // KernelEntryFn signature (two pointer arguments, no result, host calling
+            // convention); `code` keeps its memory alive as long as the kernel lives.
+            let entry = unsafe { std::mem::transmute::<*const u8, KernelEntryFn>(p) };
+            Arc::new(CompiledKernel::new(
+                info,
+                entry,
+                code.clone() as Arc<dyn Send + Sync>,
+            ))
+        })
+        .collect();
+    Ok(CompiledProgram { kernels })
 }

@@ -1,0 +1,138 @@
+//! What lowering needs to know about a kernel before emitting code: the flat (inlined)
+//! function, its control-flow graph and linear block order, which values and branches
+//! are uniform across a sub-group, and which values live across barriers.
+//!
+//! Nothing here touches Cranelift.
+
+pub mod cfg;
+pub mod flatten;
+pub mod uniformity;
+
+use crate::spirv::{Id, Op};
+
+/// Calls `f` on every id operand of `op` (values, pointers, labels of phis excluded).
+pub fn for_each_operand(op: &Op, mut f: impl FnMut(Id)) {
+    let mut op = op.clone();
+    for_each_operand_mut(&mut op, |id| f(*id));
+}
+
+/// Calls `f` on every id operand of `op` (phi predecessor labels excluded), mutably.
+pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
+    match op {
+        Op::Binary(_, a, b) | Op::Dot(a, b) => {
+            f(a);
+            f(b);
+        }
+        Op::Unary(_, a)
+        | Op::Bitcast(a)
+        | Op::ConvertPtrToU(a)
+        | Op::ConvertUToPtr(a)
+        | Op::PtrCast(a)
+        | Op::CopyObject(a) => f(a),
+        Op::Convert { value, .. } => f(value),
+        Op::Select { cond, a, b } => {
+            f(cond);
+            f(a);
+            f(b);
+        }
+        Op::Phi(inc) => {
+            for (v, _) in inc {
+                f(v);
+            }
+        }
+        Op::Load { ptr, .. } => f(ptr),
+        Op::Store { ptr, value, .. } => {
+            f(ptr);
+            f(value);
+        }
+        Op::CopyMemory { dst, src, size } => {
+            f(dst);
+            f(src);
+            if let Some(s) = size {
+                f(s);
+            }
+        }
+        Op::AccessChain {
+            base,
+            element,
+            indices,
+        } => {
+            f(base);
+            if let Some(e) = element {
+                f(e);
+            }
+            for i in indices {
+                f(i);
+            }
+        }
+        Op::CompositeExtract { composite, .. } => f(composite),
+        Op::CompositeInsert {
+            object, composite, ..
+        } => {
+            f(object);
+            f(composite);
+        }
+        Op::CompositeConstruct(v) => {
+            for i in v {
+                f(i);
+            }
+        }
+        Op::VectorExtractDynamic { vector, index } => {
+            f(vector);
+            f(index);
+        }
+        Op::VectorInsertDynamic {
+            vector,
+            component,
+            index,
+        } => {
+            f(vector);
+            f(component);
+            f(index);
+        }
+        Op::VectorShuffle { a, b, .. } => {
+            f(a);
+            f(b);
+        }
+        Op::Variable { init } => {
+            if let Some(i) = init {
+                f(i);
+            }
+        }
+        Op::ExtInst { args, .. } => {
+            for a in args {
+                f(a);
+            }
+        }
+        Op::Call { args, .. } => {
+            for a in args {
+                f(a);
+            }
+        }
+        Op::Atomic {
+            ptr, scope, args, ..
+        } => {
+            f(ptr);
+            f(scope);
+            for a in args {
+                f(a);
+            }
+        }
+        Op::ControlBarrier {
+            exec_scope,
+            mem_scope,
+        } => {
+            f(exec_scope);
+            f(mem_scope);
+        }
+        Op::Group { scope, args, .. } => {
+            if *scope != 0 {
+                f(scope);
+            }
+            for a in args {
+                f(a);
+            }
+        }
+        Op::MemoryBarrier | Op::Nop => {}
+    }
+}

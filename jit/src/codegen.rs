@@ -1,0 +1,148 @@
+//! The native back end: a Cranelift ISA for the host (all of its SIMD/FMA features,
+//! optimising for speed) and a JIT module whose every external symbol is registered
+//! explicitly. With `crate::lower` the only place that touches Cranelift.
+
+use std::sync::Arc;
+
+use cranelift_codegen::ir;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+
+use crate::CompileError;
+
+/// A JIT module being filled with the kernels of one program.
+pub struct Jit {
+    pub module: JITModule,
+    pub ctx: cranelift_codegen::Context,
+    pub fctx: cranelift_frontend::FunctionBuilderContext,
+    dump: bool,
+}
+
+/// Owns the executable memory (and the program's constant data) of compiled kernels.
+pub struct ProgramCode {
+    module: Option<JITModule>,
+    _data: Vec<Box<[u64]>>,
+}
+
+// SAFETY: after finalisation the JIT module is never used again except to free its
+// memory on drop; the generated code and data are immutable and callable from any
+// thread.
+unsafe impl Send for ProgramCode {}
+// SAFETY: as above; no method of ProgramCode touches the module through `&self`.
+unsafe impl Sync for ProgramCode {}
+
+impl Drop for ProgramCode {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: the last reference to the program's code is going away (every
+            // CompiledKernel holds an Arc to this), so no kernel can run any more.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+fn codegen_err(what: &str, e: impl std::fmt::Display) -> CompileError {
+    CompileError::codegen(format!("{what}: {e}"))
+}
+
+impl Jit {
+    /// A JIT for the host with all built-in symbols registered.
+    pub fn new(opt_disable: bool) -> Result<Jit, CompileError> {
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v)
+                .map_err(|e| codegen_err(&format!("setting {k}"), e))
+        };
+        set(
+            &mut flags,
+            "opt_level",
+            if opt_disable { "none" } else { "speed" },
+        )?;
+        set(&mut flags, "is_pic", "false")?;
+        set(&mut flags, "enable_probestack", "true")?;
+        set(&mut flags, "probestack_strategy", "inline")?;
+        set(
+            &mut flags,
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )?;
+        let isa_builder = cranelift_native::builder().map_err(|e| codegen_err("host ISA", e))?;
+        let isa = isa_builder
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| codegen_err("host ISA", e))?;
+        let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+        jb.symbols(crate::builtins::all_symbols());
+        jb.symbols(crate::support::symbols());
+        jb.symbol_lookup_fn(Box::new(crate::support::lookup));
+        let module = JITModule::new(jb);
+        let ctx = module.make_context();
+        Ok(Jit {
+            module,
+            ctx,
+            fctx: cranelift_frontend::FunctionBuilderContext::new(),
+            dump: std::env::var_os("CRANECL_DUMP_CLIF").is_some_and(|v| v != "0"),
+        })
+    }
+
+    /// Compiles `func` as the exported function `name`.
+    pub fn define(&mut self, name: &str, func: ir::Function) -> Result<FuncId, CompileError> {
+        let sig = func.signature.clone();
+        let id = self
+            .module
+            .declare_function(name, Linkage::Export, &sig)
+            .map_err(|e| codegen_err(&format!("declaring kernel {name}"), e))?;
+        self.ctx.clear();
+        self.ctx.func = func;
+        self.ctx.func.name = ir::UserFuncName::user(0, id.as_u32());
+        if self.dump {
+            eprintln!("; CLIF of kernel {name}\n{}", self.ctx.func.display());
+        }
+        self.module
+            .define_function(id, &mut self.ctx)
+            .map_err(|e| {
+                let detail = match &e {
+                    cranelift_module::ModuleError::Compilation(ce) => format!("{ce:?}"),
+                    other => other.to_string(),
+                };
+                CompileError::codegen(format!(
+                    "code generation failed for kernel {name}: {detail}"
+                ))
+            })?;
+        if self.dump {
+            if let Some(cc) = self.ctx.compiled_code() {
+                eprintln!(
+                    "; kernel {name}: {} bytes of machine code",
+                    cc.code_buffer().len()
+                );
+            }
+        }
+        Ok(id)
+    }
+
+    /// Finalises all definitions; returns the code owner and a lookup for entries.
+    pub fn finish(
+        mut self,
+        ids: &[FuncId],
+        data: Vec<Box<[u64]>>,
+    ) -> Result<(Arc<ProgramCode>, Vec<*const u8>), CompileError> {
+        self.module
+            .finalize_definitions()
+            .map_err(|e| codegen_err("finalising code", e))?;
+        let ptrs = ids
+            .iter()
+            .map(|id| self.module.get_finalized_function(*id))
+            .collect();
+        Ok((
+            Arc::new(ProgramCode {
+                module: Some(self.module),
+                _data: data,
+            }),
+            ptrs,
+        ))
+    }
+}

@@ -1,0 +1,606 @@
+//! Work-group barriers by region splitting (continuation-based synchronisation).
+//!
+//! A kernel with barriers runs `loop { for sg in 0..n_sg { resume sg } }`: each
+//! sub-group runs until it reaches a barrier, saves what is live (values used later,
+//! pending block masks, phi accumulators, its current mask) in its scratch area,
+//! records where to resume and yields to the next sub-group. When every sub-group
+//! has reached the barrier the pass repeats, each resuming after its barrier; a
+//! sub-group that finishes records "done". Private variables of such kernels live in
+//! the scratch area too. Work-group collectives (reduce, broadcast, all/any) are a
+//! barrier with a combine step before it and a read after; scans need no barrier
+//! because sub-groups reach them in order.
+//!
+//! Scratch layout per sub-group: `[0, 16)` resume point, then the private area
+//! (`private_bytes * W`), then the save area (the largest of any barrier).
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_frontend::Variable;
+
+use super::value::{Elem, Lv, Val};
+use super::{Slot, Tr};
+use crate::analysis::cfg::Cfg;
+use crate::analysis::flatten::FlatFunction;
+use crate::analysis::for_each_operand;
+use crate::spirv::{GroupMode, GroupOp, Id, Module, Op, Terminator};
+use crate::CompileError;
+
+/// Resume value of a finished sub-group.
+const DONE: i64 = 0x7fff_ffff;
+
+/// SPIR-V Workgroup scope.
+const SCOPE_WORKGROUP: u64 = 2;
+
+/// The synchronisation points of a kernel.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Regions {
+    /// (block index, instruction index) of every work-group barrier or collective
+    /// that needs one, in block order.
+    pub points: Vec<(usize, usize)>,
+    /// Scratch bytes per sub-group (after lowering).
+    pub scratch_per_sg: u64,
+    /// Uses of every id: (block index, instruction index; `usize::MAX` = terminator).
+    pub uses: HashMap<Id, Vec<(usize, usize)>>,
+    /// Work-group scans (no barrier) in block order.
+    pub scans: Vec<(usize, usize)>,
+}
+
+fn const_scope(m: &Module, id: Id) -> Option<u64> {
+    match m.constants.get(&id) {
+        Some(crate::spirv::Constant {
+            value: crate::spirv::ConstValue::Scalar(v),
+            ..
+        }) => Some(*v),
+        _ => None,
+    }
+}
+
+impl Regions {
+    /// Finds the barriers of `f`.
+    pub fn find(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Result<Regions, CompileError> {
+        let mut r = Regions::default();
+        for &bi in &cfg.order {
+            let b = &f.blocks[bi];
+            for (k, inst) in b.insts.iter().enumerate() {
+                match &inst.op {
+                    Op::ControlBarrier { exec_scope, .. } => {
+                        let s = const_scope(m, *exec_scope).ok_or_else(|| {
+                            CompileError::unsupported("barrier with a non-constant scope")
+                        })?;
+                        if s <= SCOPE_WORKGROUP {
+                            r.points.push((bi, k));
+                        }
+                    }
+                    Op::Group { scope, mode, .. }
+                        if *scope != 0 && const_scope(m, *scope) == Some(SCOPE_WORKGROUP) =>
+                    {
+                        if matches!(
+                            mode,
+                            Some(GroupMode::InclusiveScan) | Some(GroupMode::ExclusiveScan)
+                        ) {
+                            r.scans.push((bi, k));
+                        } else {
+                            r.points.push((bi, k));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (bi, b) in f.blocks.iter().enumerate() {
+            for (k, inst) in b.insts.iter().enumerate() {
+                match &inst.op {
+                    Op::Phi(inc) => {
+                        // A phi operand is used at the end of its predecessor.
+                        for (v, pred) in inc {
+                            if let Some(&p) = cfg.index.get(pred) {
+                                r.uses.entry(*v).or_default().push((p, usize::MAX));
+                            }
+                        }
+                    }
+                    op => for_each_operand(op, |id| r.uses.entry(id).or_default().push((bi, k))),
+                }
+            }
+            match &b.term {
+                Terminator::BranchCond { cond, .. } => {
+                    r.uses.entry(*cond).or_default().push((bi, usize::MAX))
+                }
+                Terminator::Switch { selector, .. } => {
+                    r.uses.entry(*selector).or_default().push((bi, usize::MAX))
+                }
+                _ => {}
+            }
+        }
+        Ok(r)
+    }
+
+    pub fn has_barriers(&self) -> bool {
+        !self.points.is_empty() || !self.scans.is_empty()
+    }
+
+    /// Slot index in the collective area of a collective at (bi, k).
+    pub fn collective_slot(&self, bi: usize, k: usize) -> usize {
+        self.points
+            .iter()
+            .chain(self.scans.iter())
+            .position(|p| *p == (bi, k))
+            .unwrap_or(0)
+    }
+}
+
+/// Per-body state of the barrier machinery.
+pub(crate) struct BarrierCtx {
+    /// Where a sub-group goes when it stops at a barrier or finishes.
+    pub next_sg: ir::Block,
+    /// Set when some sub-group stopped at a barrier in this pass.
+    pub pending: Variable,
+    /// This sub-group's scratch base.
+    pub sg_base: Value,
+    /// Resume blocks, one per barrier point.
+    pub resume: Vec<ir::Block>,
+    /// Largest save area used so far.
+    pub save_bytes: u64,
+}
+
+impl Tr<'_, '_> {
+    /// Byte offset of the save area in a sub-group's scratch.
+    fn save_offset(&self) -> u64 {
+        16 + self.private_bytes * u64::from(self.w)
+    }
+
+    /// The work-group function of a kernel with barriers.
+    pub fn emit_barrier_work_group(&mut self, fast: Value) -> Result<(), CompileError> {
+        let g = self
+            .genv
+            .clone()
+            .ok_or_else(|| CompileError::codegen("group env missing"))?;
+        // Per-sub-group scratch size: patched once every barrier's save area is known.
+        let size_placeholder = self.b.ins().iconst(types::I64, 0);
+        let fl = ir::MemFlagsData::trusted();
+        // Every sub-group starts at resume point 0.
+        {
+            let sgv = self.b.declare_var(types::I64);
+            let z = self.b.ins().iconst(types::I64, 0);
+            self.b.def_var(sgv, z);
+            let head = self.b.create_block();
+            let body = self.b.create_block();
+            let done = self.b.create_block();
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(head);
+            let sg = self.b.use_var(sgv);
+            let c = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, sg, g.n_sg);
+            self.b.ins().brif(c, done, &[], body, &[]);
+            self.b.switch_to_block(body);
+            let off = self.b.ins().imul(sg, size_placeholder);
+            let base = self.b.ins().iadd(g.scratch, off);
+            let z32 = self.b.ins().iconst(types::I32, 0);
+            self.b.ins().store(fl, z32, base, 0);
+            let sg1 = self.b.ins().iadd_imm(sg, 1);
+            self.b.def_var(sgv, sg1);
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(done);
+        }
+        let pending = self.b.declare_var(types::I8);
+        let sgv = self.b.declare_var(types::I64);
+        let pass = self.b.create_block();
+        let head = self.b.create_block();
+        let check = self.b.create_block();
+        let run = self.b.create_block();
+        let choose = self.b.create_block();
+        let body_fast = self.b.create_block();
+        let body_gen = self.b.create_block();
+        let next = self.b.create_block();
+        let finish = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(pass, &[]);
+
+        self.b.switch_to_block(pass);
+        let z = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(sgv, z);
+        let f0 = self.b.ins().iconst(types::I8, 0);
+        self.b.def_var(pending, f0);
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(head);
+        let sg = self.b.use_var(sgv);
+        let c = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, sg, g.n_sg);
+        self.b.ins().brif(c, check, &[], run, &[]);
+
+        self.b.switch_to_block(run);
+        let sg = self.b.use_var(sgv);
+        let off = self.b.ins().imul(sg, size_placeholder);
+        let base = self.b.ins().iadd(g.scratch, off);
+        let r = self.b.ins().load(types::I32, fl, base, 0);
+        let is_done = self.b.ins().icmp_imm(IntCC::Equal, r, DONE);
+        self.b.ins().brif(is_done, next, &[], choose, &[]);
+        self.b.switch_to_block(choose);
+        self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
+
+        let mut save_bytes = 0u64;
+        for (blk, contiguous) in [(body_fast, true), (body_gen, false)] {
+            self.b.switch_to_block(blk);
+            let sg = self.b.use_var(sgv);
+            let off = self.b.ins().imul(sg, size_placeholder);
+            let base = self.b.ins().iadd(g.scratch, off);
+            let pbase = self.b.ins().iadd_imm(base, 16);
+            self.enter_sub_group(sg, contiguous, Some(pbase))?;
+            let resume: Vec<ir::Block> = self
+                .regions
+                .points
+                .iter()
+                .map(|_| self.b.create_block())
+                .collect();
+            self.bctx = Some(BarrierCtx {
+                next_sg: next,
+                pending,
+                sg_base: base,
+                resume: resume.clone(),
+                save_bytes,
+            });
+            let r = self.b.ins().load(types::I32, fl, base, 0);
+            self.emit_body(Some((r, resume)), finish)?;
+            save_bytes = self.bctx.as_ref().map_or(0, |b| b.save_bytes);
+            self.bctx = None;
+        }
+        // A sub-group that ran to the end.
+        self.b.switch_to_block(finish);
+        let sg = self.b.use_var(sgv);
+        let off = self.b.ins().imul(sg, size_placeholder);
+        let base = self.b.ins().iadd(g.scratch, off);
+        let d = self.b.ins().iconst(types::I32, DONE);
+        self.b.ins().store(fl, d, base, 0);
+        self.b.ins().jump(next, &[]);
+
+        self.b.switch_to_block(next);
+        let sg = self.b.use_var(sgv);
+        let sg1 = self.b.ins().iadd_imm(sg, 1);
+        self.b.def_var(sgv, sg1);
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(check);
+        let p = self.b.use_var(pending);
+        self.b.ins().brif(p, pass, &[], exit, &[]);
+        self.b.switch_to_block(exit);
+        self.b.ins().return_(&[]);
+
+        let per_sg = (self.save_offset() + save_bytes).next_multiple_of(64);
+        self.regions.scratch_per_sg = per_sg;
+        let inst = self
+            .b
+            .func
+            .dfg
+            .value_def(size_placeholder)
+            .inst()
+            .ok_or_else(|| {
+                CompileError::codegen("scratch size placeholder is not an instruction")
+            })?;
+        self.b.func.replace(inst).iconst(types::I64, per_sg as i64);
+        Ok(())
+    }
+
+    /// Whether `id` is used after point (bi, k) (or anywhere in a loop around bi).
+    fn used_after(&self, id: Id, bi: usize, k: usize, pos: &[usize]) -> bool {
+        let here = pos[bi];
+        let loops: Vec<usize> = (0..self.cfg.loops.len())
+            .filter(|&l| self.cfg.loops[l].blocks[bi])
+            .collect();
+        self.regions.uses.get(&id).is_some_and(|us| {
+            us.iter().any(|&(ub, uk)| {
+                let p = pos[ub];
+                p > here
+                    || (p == here && uk > k)
+                    || loops.iter().any(|&l| self.cfg.loops[l].blocks[ub])
+            })
+        })
+    }
+
+    /// Saves the live state, yields to the next sub-group, and continues (in the
+    /// resume block) with the state restored. `point` indexes `regions.points`.
+    fn barrier_split(&mut self, bi: usize, k: usize) -> Result<(), CompileError> {
+        let point = self
+            .regions
+            .points
+            .iter()
+            .position(|p| *p == (bi, k))
+            .ok_or_else(|| CompileError::codegen("barrier point not found"))?;
+        let (next_sg, pending, sg_base, resume) = {
+            let c = self
+                .bctx
+                .as_ref()
+                .ok_or_else(|| CompileError::codegen("barrier outside a region-split body"))?;
+            (c.next_sg, c.pending, c.sg_base, c.resume[point])
+        };
+        let n = self.cfg.succs.len();
+        let mut pos = vec![usize::MAX; n];
+        for (i, b) in self.cfg.order.iter().enumerate() {
+            pos[*b] = i;
+        }
+        // What to keep: (variable, type).
+        let mut keep: Vec<(Variable, ir::Type)> = Vec::new();
+        let mut ids: Vec<Id> = self.defined_ids();
+        ids.sort_unstable();
+        for id in ids {
+            if !self.used_after(id, bi, k, &pos) {
+                continue;
+            }
+            let Some(slots) = self.slots_of(id) else {
+                continue;
+            };
+            for s in slots {
+                match s {
+                    Slot::U(v) | Slot::A(v, _) => {
+                        let x = self.b.use_var(v);
+                        let t = self.b.func.dfg.value_type(x);
+                        keep.push((v, t));
+                    }
+                    Slot::V(vs) => {
+                        for v in vs {
+                            let x = self.b.use_var(v);
+                            let t = self.b.func.dfg.value_type(x);
+                            keep.push((v, t));
+                        }
+                    }
+                }
+            }
+        }
+        let (masks, phis) = self.body_vars();
+        for v in masks {
+            keep.push((v, types::I32X4));
+        }
+        for (v, t) in phis {
+            keep.push((v, t));
+        }
+        // The current mask: kept in fresh variables.
+        let cur: Vec<Variable> = self
+            .mask
+            .clone()
+            .iter()
+            .map(|m| {
+                let v = self.b.declare_var(types::I32X4);
+                self.b.def_var(v, *m);
+                v
+            })
+            .collect();
+        for v in &cur {
+            keep.push((*v, types::I32X4));
+        }
+        let fl = ir::MemFlagsData::trusted();
+        let mut off = self.save_offset();
+        let mut layout = Vec::with_capacity(keep.len());
+        for (v, t) in &keep {
+            let sz = u64::from(t.bytes()).max(1);
+            off = off.next_multiple_of(sz.min(16));
+            let val = self.b.use_var(*v);
+            self.b.ins().store(fl, val, sg_base, off as i32);
+            layout.push(off);
+            off += sz;
+        }
+        let used = off - self.save_offset();
+        if let Some(c) = self.bctx.as_mut() {
+            c.save_bytes = c.save_bytes.max(used);
+        }
+        let id = self.b.ins().iconst(types::I32, point as i64 + 1);
+        self.b.ins().store(fl, id, sg_base, 0);
+        let t = self.b.ins().iconst(types::I8, 1);
+        self.b.def_var(pending, t);
+        self.b.ins().jump(next_sg, &[]);
+        // Resume.
+        self.b.switch_to_block(resume);
+        for ((v, t), o) in keep.iter().zip(&layout) {
+            let x = self.b.ins().load(*t, fl, sg_base, *o as i32);
+            self.b.def_var(*v, x);
+        }
+        self.mask = cur.iter().map(|v| self.b.use_var(*v)).collect();
+        self.mask_full = None;
+        Ok(())
+    }
+
+    /// OpControlBarrier.
+    pub fn control_barrier(
+        &mut self,
+        bi: usize,
+        k: usize,
+        exec_scope: Id,
+    ) -> Result<(), CompileError> {
+        self.b.ins().fence();
+        let s = self.scope_value(exec_scope)?;
+        if s <= SCOPE_WORKGROUP {
+            self.barrier_split(bi, k)?;
+        }
+        Ok(())
+    }
+
+    /// Address of the collective slot (in local memory after the kernel's variables).
+    fn collective_addr(&mut self, bi: usize, k: usize) -> Result<Value, CompileError> {
+        let slot = self.regions.collective_slot(bi, k) as i64;
+        let base = self
+            .genv
+            .as_ref()
+            .map(|g| g.local_mem)
+            .ok_or_else(|| CompileError::codegen("group env missing"))?;
+        Ok(self
+            .b
+            .ins()
+            .iadd_imm(base, self.collective_base as i64 + slot * 16))
+    }
+
+    /// Work-group reduce / scan / broadcast / all / any.
+    pub fn work_group_collective(
+        &mut self,
+        op: GroupOp,
+        mode: Option<GroupMode>,
+        args: &[Id],
+        rty: Id,
+        bi: usize,
+        k: usize,
+    ) -> Result<Val, CompileError> {
+        let elems = self.elems(rty)?;
+        if elems.len() != 1 {
+            return Err(CompileError::unsupported(
+                "work-group collectives on vectors",
+            ));
+        }
+        let e = elems[0];
+        let vals: Vec<Val> = args
+            .iter()
+            .map(|a| self.get(*a))
+            .collect::<Result<_, _>>()?;
+        let v = vals
+            .first()
+            .ok_or_else(|| CompileError::malformed("work-group collective without a value"))?
+            .clone();
+        let slot = self.collective_addr(bi, k)?;
+        let fl = ir::MemFlagsData::trusted();
+        let sg = self
+            .sgenv
+            .as_ref()
+            .map(|s| s.sg)
+            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+        let is_first = self.b.ins().icmp_imm(IntCC::Equal, sg, 0);
+        let st = if e == Elem::Bool {
+            types::I8
+        } else {
+            e.scalar()
+        };
+        match op {
+            GroupOp::Broadcast => {
+                // The sub-group holding the chosen work-item writes its value.
+                let g = self
+                    .genv
+                    .clone()
+                    .ok_or_else(|| CompileError::codegen("group env missing"))?;
+                let mut lin: Option<Value> = None;
+                for d in (0..3).rev() {
+                    let Some(idv) = vals.get(1 + d) else { continue };
+                    let x = self.int_resize(&idv.leaves[0], idv.elems[0], Elem::I64, false);
+                    let Lv::U(x) = x else {
+                        return Err(CompileError::unsupported(
+                            "work_group_broadcast with a varying work-item id",
+                        ));
+                    };
+                    lin = Some(match lin {
+                        None => x,
+                        Some(acc) => {
+                            let m = self.b.ins().imul(acc, g.local_size[d]);
+                            self.b.ins().iadd(m, x)
+                        }
+                    });
+                }
+                let lin = lin
+                    .ok_or_else(|| CompileError::malformed("work_group_broadcast without an id"))?;
+                let first = self
+                    .sgenv
+                    .as_ref()
+                    .map(|s| s.first)
+                    .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+                let rel = self.b.ins().isub(lin, first);
+                let mine = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::UnsignedLessThan, rel, i64::from(self.w));
+                let x = match &v.leaves[0] {
+                    Lv::U(x) => *x,
+                    other => {
+                        let other = other.clone();
+                        let ix = self.b.ins().band_imm_s(rel, i64::from(self.w) - 1);
+                        self.lane_dyn(e, &other, ix)
+                    }
+                };
+                let wb = self.b.create_block();
+                let cont = self.b.create_block();
+                self.b.ins().brif(mine, wb, &[], cont, &[]);
+                self.b.switch_to_block(wb);
+                self.b.ins().store(fl, x, slot, 0);
+                self.b.ins().jump(cont, &[]);
+                self.b.switch_to_block(cont);
+                self.barrier_split(bi, k)?;
+                let slot = self.collective_addr(bi, k)?;
+                let r = self.b.ins().load(st, fl, slot, 0);
+                return Ok(Val {
+                    leaves: vec![Lv::U(r)],
+                    elems,
+                });
+            }
+            GroupOp::All | GroupOp::Any => {
+                let vm = self.bool_mask(&v.leaves[0]);
+                let m = self.mask.clone();
+                let mine = if op == GroupOp::Any {
+                    let x = self.mask_and(&vm, &m);
+                    self.mask_any(&x)
+                } else {
+                    let x = self.mask_and_not(&m, &vm);
+                    let a = self.mask_any(&x);
+                    self.b.ins().bxor_imm(a, 1)
+                };
+                let old = self.b.ins().load(types::I8, fl, slot, 0);
+                let comb = if op == GroupOp::Any {
+                    self.b.ins().bor(old, mine)
+                } else {
+                    self.b.ins().band(old, mine)
+                };
+                let newv = self.b.ins().select(is_first, mine, comb);
+                self.b.ins().store(fl, newv, slot, 0);
+                self.barrier_split(bi, k)?;
+                let slot = self.collective_addr(bi, k)?;
+                let r = self.b.ins().load(types::I8, fl, slot, 0);
+                return Ok(Val {
+                    leaves: vec![Lv::U(r)],
+                    elems,
+                });
+            }
+            _ => {}
+        }
+        // Reductions and scans: this sub-group's partial, combined in sub-group order.
+        let partial = match self.group_partial(op, e, &v.leaves[0])? {
+            Lv::U(p) => p,
+            _ => return Err(CompileError::codegen("internal: partial is not uniform")),
+        };
+        let old = self.b.ins().load(st, fl, slot, 0);
+        let prefix = old;
+        let comb = self.combine(op, old, partial);
+        let newv = self.b.ins().select(is_first, partial, comb);
+        self.b.ins().store(fl, newv, slot, 0);
+        match mode.unwrap_or(GroupMode::Reduce) {
+            GroupMode::Reduce => {
+                self.barrier_split(bi, k)?;
+                let slot = self.collective_addr(bi, k)?;
+                let r = self.b.ins().load(st, fl, slot, 0);
+                Ok(Val {
+                    leaves: vec![Lv::U(r)],
+                    elems,
+                })
+            }
+            m => {
+                // Prefix of the earlier sub-groups (identity for the first).
+                let scan = self.group_scan(op, m, e, &v.leaves[0])?;
+                let id = self.group_identity(op, e);
+                let pre = self.b.ins().select(is_first, id, prefix);
+                let pre_lv = Lv::U(pre);
+                let r = self.per_lane(&[(e, &pre_lv), (e, &scan)], e, |t, x| {
+                    t.combine(op, x[0], x[1])
+                });
+                Ok(Val {
+                    leaves: vec![r],
+                    elems,
+                })
+            }
+        }
+    }
+
+    /// Ids that currently have a value (for liveness at a barrier).
+    fn defined_ids(&self) -> Vec<Id> {
+        self.defined_id_list()
+    }
+
+    /// Mask variables of all blocks and phi accumulators (with types) of the body.
+    fn body_vars(&mut self) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
+        self.body_state_vars()
+    }
+}

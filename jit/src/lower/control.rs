@@ -1,0 +1,439 @@
+//! Control flow in the lane model: partial linearisation with per-block execution
+//! masks.
+//!
+//! Blocks are emitted in the CFG's linear order (loops contiguous). Each block has a
+//! pending mask (the lanes that branched to it so far); a block runs only if some
+//! lane of its mask is set (otherwise the code jumps over it), and clears the mask
+//! when it starts. A branch ORs `mask & cond` / `mask & !cond` into its successors'
+//! masks; phis are accumulators written on the edge under the edge's mask. After the
+//! last block of a loop, control jumps back to the header while lanes took back edges.
+//! Returns simply drop lanes. Uniform branches cost a mask test, no lane-wise work.
+
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_frontend::Variable;
+
+use super::value::{Elem, Lv, Val};
+use super::{Slot, Tr};
+use crate::spirv::{Id, Op, Terminator};
+use crate::CompileError;
+
+/// Accumulator of a phi: one variable per leaf (uniform) or per chunk (varying).
+#[derive(Clone, Debug)]
+pub(crate) enum PhiAcc {
+    U(Variable, ir::Type),
+    V(Vec<Variable>, ir::Type),
+}
+
+/// State of the linearised body being emitted.
+pub(crate) struct BodyState {
+    /// Cranelift block of each SPIR-V block (by block index).
+    pub blocks: Vec<Option<ir::Block>>,
+    /// Pending mask of each block (W/4 i32x4 variables).
+    pub masks: Vec<Vec<Variable>>,
+    /// Phi accumulators.
+    pub phis: std::collections::HashMap<Id, Vec<PhiAcc>>,
+    /// Position of each block in the linear order.
+    pub pos: Vec<usize>,
+}
+
+impl Tr<'_, '_> {
+    /// Emits the kernel body for the current sub-group, continuing at `exit` when all
+    /// lanes are done. `resume` holds the barrier resume blocks to dispatch to, if any.
+    pub fn emit_body(
+        &mut self,
+        resume: Option<(Value, Vec<ir::Block>)>,
+        exit: ir::Block,
+    ) -> Result<(), CompileError> {
+        let order = self.cfg.order.clone();
+        let n = self.f.blocks.len();
+        let mut st = BodyState {
+            blocks: vec![None; n],
+            masks: Vec::with_capacity(n),
+            phis: Default::default(),
+            pos: vec![usize::MAX; n],
+        };
+        for (i, &b) in order.iter().enumerate() {
+            st.blocks[b] = Some(self.b.create_block());
+            st.pos[b] = i;
+        }
+        let nm = (self.w / 4) as usize;
+        let zero = self.vconst_bytes(types::I32X4, vec![0; 16]);
+        let entry_mask = self
+            .sgenv
+            .as_ref()
+            .map(|s| s.mask.clone())
+            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+        for b in 0..n {
+            let vars: Vec<Variable> = (0..nm).map(|_| self.b.declare_var(types::I32X4)).collect();
+            for (c, v) in vars.iter().enumerate() {
+                let init = if b == 0 { entry_mask[c] } else { zero };
+                self.b.def_var(*v, init);
+            }
+            st.masks.push(vars);
+        }
+        // Phi accumulators.
+        for blk in &self.f.blocks {
+            for inst in &blk.insts {
+                if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
+                    let elems = self.elems(ty)?;
+                    let varying = self.uni.is_varying(r);
+                    let accs = elems
+                        .iter()
+                        .map(|e| {
+                            if varying {
+                                let (cty, _) = e.chunk();
+                                PhiAcc::V(
+                                    (0..self.nchunks(*e))
+                                        .map(|_| self.b.declare_var(cty))
+                                        .collect(),
+                                    cty,
+                                )
+                            } else {
+                                PhiAcc::U(self.b.declare_var(e.scalar()), e.scalar())
+                            }
+                        })
+                        .collect();
+                    st.phis.insert(r, accs);
+                }
+            }
+        }
+        // Loops ending at each position, innermost first.
+        let mut loop_ends: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
+        let mut loops: Vec<usize> = (0..self.cfg.loops.len()).collect();
+        loops.sort_by_key(|&l| self.cfg.loops[l].blocks.iter().filter(|x| **x).count());
+        for l in loops {
+            let last = order
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| self.cfg.loops[l].blocks[**b])
+                .map(|(i, _)| i)
+                .max();
+            if let Some(last) = last {
+                loop_ends[last].push(l);
+            }
+        }
+        let first = st.blocks[order[0]].ok_or_else(|| CompileError::codegen("no entry block"))?;
+        match resume {
+            Some((id, targets)) => {
+                // Dispatch: 0 = start, k = after barrier k.
+                let mut all = vec![first];
+                all.extend(targets);
+                self.emit_dispatch(id, &all);
+            }
+            None => {
+                self.b.ins().jump(first, &[]);
+            }
+        }
+        self.body_state = Some(st);
+        for (i, &bi) in order.iter().enumerate() {
+            let cb =
+                self.state().blocks[bi].ok_or_else(|| CompileError::codegen("block missing"))?;
+            self.b.switch_to_block(cb);
+            let after = self.b.create_block();
+            let mvars = self.state().masks[bi].clone();
+            let m: Vec<Value> = mvars.iter().map(|v| self.b.use_var(*v)).collect();
+            if i != 0 {
+                let any = self.mask_any(&m);
+                let run = self.b.create_block();
+                self.b.ins().brif(any, run, &[], after, &[]);
+                self.b.switch_to_block(run);
+            }
+            for v in &mvars {
+                self.b.def_var(*v, zero);
+            }
+            self.mask = m;
+            self.mask_full = None;
+            self.lower_block(bi)?;
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(after);
+            for &l in &loop_ends[i] {
+                let h = self.cfg.loops[l].header;
+                let hvars = self.state().masks[h].clone();
+                let hm: Vec<Value> = hvars.iter().map(|v| self.b.use_var(*v)).collect();
+                let any = self.mask_any(&hm);
+                let hb = self.state().blocks[h]
+                    .ok_or_else(|| CompileError::codegen("loop header missing"))?;
+                let cont = self.b.create_block();
+                self.b.ins().brif(any, hb, &[], cont, &[]);
+                self.b.switch_to_block(cont);
+            }
+            let next = match order.get(i + 1) {
+                Some(&nb) => {
+                    self.state().blocks[nb].ok_or_else(|| CompileError::codegen("block missing"))?
+                }
+                None => exit,
+            };
+            self.b.ins().jump(next, &[]);
+        }
+        self.body_state = None;
+        Ok(())
+    }
+
+    fn state(&self) -> &BodyState {
+        // Only called while a body is being emitted.
+        self.body_state
+            .as_ref()
+            .expect("body state exists while emitting a body")
+    }
+
+    /// A br_table on `id` (i32) over `targets`.
+    fn emit_dispatch(&mut self, id: Value, targets: &[ir::Block]) {
+        let def = self.b.func.dfg.block_call(targets[0], &[]);
+        let table: Vec<ir::BlockCall> = targets
+            .iter()
+            .map(|t| self.b.func.dfg.block_call(*t, &[]))
+            .collect();
+        let jt = self
+            .b
+            .create_jump_table(ir::JumpTableData::new(def, &table));
+        self.b.ins().br_table(id, jt);
+    }
+
+    /// Lowers the instructions and terminator of block `bi` under `self.mask`.
+    fn lower_block(&mut self, bi: usize) -> Result<(), CompileError> {
+        let f = self.f;
+        let blk = &f.blocks[bi];
+        for (k, inst) in blk.insts.iter().enumerate() {
+            if let (Op::Phi(_), Some(r)) = (&inst.op, inst.result) {
+                let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
+                let ty = self.type_of(r)?;
+                let elems = self.elems(ty)?;
+                let leaves = accs
+                    .iter()
+                    .map(|a| match a {
+                        PhiAcc::U(v, _) => Lv::U(self.b.use_var(*v)),
+                        PhiAcc::V(vs, _) => Lv::V(vs.iter().map(|v| self.b.use_var(*v)).collect()),
+                    })
+                    .collect();
+                self.define(r, Val { leaves, elems });
+                continue;
+            }
+            self.lower_inst(bi, k, inst).map_err(|mut e| {
+                if !e.message.contains(" in kernel ") {
+                    e.message = format!("{} in kernel {}", e.message, f.name);
+                }
+                e
+            })?;
+        }
+        let m = self.mask.clone();
+        match &blk.term {
+            Terminator::Branch(t) => self.edge(bi, *t, &m)?,
+            Terminator::BranchCond { cond, t, f: fl } => {
+                if t == fl {
+                    self.edge(bi, *t, &m)?;
+                } else {
+                    let c = self.get(*cond)?;
+                    let cm = self.bool_mask(&c.leaves[0]);
+                    let mt = self.mask_and(&m, &cm);
+                    let mf = self.mask_and_not(&m, &cm);
+                    self.edge(bi, *t, &mt)?;
+                    self.edge(bi, *fl, &mf)?;
+                }
+            }
+            Terminator::Switch {
+                selector,
+                default,
+                targets,
+            } => {
+                let sel = self.get(*selector)?;
+                let e = sel.elems[0];
+                let mut taken: Vec<Value> = self.zero_vec(Elem::Bool);
+                for (v, t) in targets {
+                    let k = self.scalar_const(e, *v);
+                    let eq = self.vec_op2(
+                        e,
+                        &sel.leaves[0],
+                        &Lv::U(k),
+                        |t, a, b| t.b.ins().icmp(IntCC::Equal, a, b),
+                        |t, a, b| t.b.ins().icmp(IntCC::Equal, a, b),
+                    );
+                    let eqm = self.int_cmp_to_mask(e, eq);
+                    let em = self.mask_and(&m, &eqm);
+                    let em = self.mask_and_not(&em, &taken);
+                    taken = self.mask_or(&taken, &eqm);
+                    self.edge(bi, *t, &em)?;
+                }
+                let dm = self.mask_and_not(&m, &taken);
+                self.edge(bi, *default, &dm)?;
+            }
+            Terminator::Return | Terminator::ReturnValue(_) | Terminator::Unreachable => {}
+        }
+        Ok(())
+    }
+
+    /// Converts the result of a chunk-wise integer comparison of element `e` to a mask.
+    pub fn int_cmp_to_mask(&mut self, e: Elem, r: Lv) -> Vec<Value> {
+        match (&r, e) {
+            (Lv::U(_), _) => self.bool_mask(&r),
+            (Lv::V(_), Elem::I32 | Elem::F32 | Elem::Bool) => match r {
+                Lv::V(v) => v,
+                _ => Vec::new(),
+            },
+            (Lv::V(chunks), _) => {
+                // Lanes are all-ones/zero of e's width: test each lane.
+                let (_, lpc) = e.chunk();
+                let lanes: Vec<Value> = (0..self.w as usize)
+                    .map(|l| {
+                        let x = self
+                            .b
+                            .ins()
+                            .extractlane(chunks[l / lpc as usize], (l % lpc as usize) as u8);
+                        self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+                    })
+                    .collect();
+                match self.from_lanes(Elem::Bool, &lanes) {
+                    Lv::V(v) => v,
+                    _ => Vec::new(),
+                }
+            }
+            (Lv::A(..), _) => Vec::new(),
+        }
+    }
+
+    /// Control leaving block `from` for `to` under mask `em`: pending mask and phis.
+    fn edge(&mut self, from: usize, to: Id, em: &[Value]) -> Result<(), CompileError> {
+        let ti = *self
+            .cfg
+            .index
+            .get(&to)
+            .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
+        let mvars = self.state().masks[ti].clone();
+        for (c, v) in mvars.iter().enumerate() {
+            let old = self.b.use_var(*v);
+            let new = self.b.ins().bor(old, em[c]);
+            self.b.def_var(*v, new);
+        }
+        let from_label = self.f.blocks[from].label;
+        let f = self.f;
+        let mut any: Option<Value> = None;
+        for inst in &f.blocks[ti].insts {
+            let (Op::Phi(inc), Some(r)) = (&inst.op, inst.result) else {
+                continue;
+            };
+            for (v, pred) in inc {
+                if *pred != from_label {
+                    continue;
+                }
+                let val = self.get(*v)?;
+                let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
+                for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
+                    match acc {
+                        PhiAcc::U(var, _) => {
+                            let Lv::U(x) = lv else {
+                                return Err(CompileError::codegen(format!(
+                                    "internal: uniform phi %{r} receives a varying value %{v}"
+                                )));
+                            };
+                            let a = match any {
+                                Some(a) => a,
+                                None => {
+                                    let a = self.mask_any(em);
+                                    any = Some(a);
+                                    a
+                                }
+                            };
+                            let old = self.b.use_var(*var);
+                            let new = self.b.ins().select(a, *x, old);
+                            self.b.def_var(*var, new);
+                        }
+                        PhiAcc::V(vars, _) => {
+                            let olds: Vec<Value> =
+                                vars.iter().map(|v| self.b.use_var(*v)).collect();
+                            let new = self.select_vec(*e, em, lv, &Lv::V(olds));
+                            if let Lv::V(chunks) = new {
+                                for (var, c) in vars.iter().zip(chunks) {
+                                    self.b.def_var(*var, c);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// i8 "every lane of the current mask is active", computed once per block.
+    pub fn full_mask(&mut self) -> Value {
+        if let Some(v) = self.mask_full {
+            return v;
+        }
+        let m = self.mask.clone();
+        let v = self.mask_all(&m);
+        self.mask_full = Some(v);
+        v
+    }
+
+    /// Emits `fast` when the current mask is full, `slow` otherwise; both produce
+    /// values of types `tys`, merged.
+    pub fn if_full(
+        &mut self,
+        tys: &[ir::Type],
+        fast: impl FnOnce(&mut Self) -> Result<Vec<Value>, CompileError>,
+        slow: impl FnOnce(&mut Self) -> Result<Vec<Value>, CompileError>,
+    ) -> Result<Vec<Value>, CompileError> {
+        let full = self.full_mask();
+        let bf = self.b.create_block();
+        let bs = self.b.create_block();
+        let join = self.b.create_block();
+        for t in tys {
+            self.b.append_block_param(join, *t);
+        }
+        self.b.ins().brif(full, bf, &[], bs, &[]);
+        self.b.switch_to_block(bf);
+        let vf = fast(self)?;
+        let args: Vec<ir::BlockArg> = vf.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(bs);
+        let vs = slow(self)?;
+        let args: Vec<ir::BlockArg> = vs.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        Ok(self.b.block_params(join).to_vec())
+    }
+
+    /// A zero of scalar type `t`.
+    pub fn zero_scalar(&mut self, t: ir::Type) -> Value {
+        if t == types::F32 {
+            self.b.ins().f32const(0.0)
+        } else if t == types::F64 {
+            self.b.ins().f64const(0.0)
+        } else if t.is_vector() {
+            self.vconst_bytes(t, vec![0; 16])
+        } else {
+            self.b.ins().iconst(t, 0)
+        }
+    }
+
+    /// Mask variables of every block and every phi accumulator (barrier save/restore).
+    pub(crate) fn body_state_vars(&self) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
+        let mut masks = Vec::new();
+        let mut phis = Vec::new();
+        if let Some(st) = &self.body_state {
+            for m in &st.masks {
+                masks.extend(m.iter().copied());
+            }
+            let mut ids: Vec<&Id> = st.phis.keys().collect();
+            ids.sort_unstable();
+            for id in ids {
+                for a in &st.phis[id] {
+                    match a {
+                        PhiAcc::U(v, t) => phis.push((*v, *t)),
+                        PhiAcc::V(vs, t) => phis.extend(vs.iter().map(|v| (*v, *t))),
+                    }
+                }
+            }
+        }
+        (masks, phis)
+    }
+
+    /// Ids that currently have a value.
+    pub(crate) fn defined_id_list(&self) -> Vec<Id> {
+        self.vals.keys().copied().collect()
+    }
+
+    /// Reads the slots of `id` as raw variables (for barrier save/restore).
+    pub(crate) fn slots_of(&self, id: Id) -> Option<Vec<Slot>> {
+        self.vals.get(&id).cloned()
+    }
+}

@@ -1,0 +1,1205 @@
+//! Lowering of arithmetic, comparisons, conversions, bit casts and composite
+//! instructions in the lane model. Memory, OpenCL.std, sub-group operations and
+//! barriers are dispatched to their own modules.
+
+use std::rc::Rc;
+
+use cranelift_codegen::ir::{
+    self,
+    condcodes::{FloatCC, IntCC},
+    types, InstBuilder, Value,
+};
+
+use super::value::{little, Elem, Lv, Val};
+use super::Tr;
+use crate::spirv::{BinOp, ConvOp, Id, Inst, Op, Rounding, Type, UnOp};
+use crate::CompileError;
+
+impl Tr<'_, '_> {
+    /// Lowers instruction `k` of block `bi`.
+    pub fn lower_inst(&mut self, bi: usize, k: usize, inst: &Inst) -> Result<(), CompileError> {
+        let res = inst.result;
+        let rty = inst.ty;
+        let out: Option<Val> = match &inst.op {
+            Op::Nop => None,
+            Op::Binary(op, a, b) => {
+                let ty = need(rty)?;
+                Some(self.binary(*op, *a, *b, ty)?)
+            }
+            Op::Unary(op, a) => Some(self.unary(*op, *a, need(rty)?)?),
+            Op::Convert {
+                op,
+                value,
+                saturate,
+                rounding,
+            } => Some(self.convert(*op, *value, need(rty)?, *saturate, *rounding)?),
+            Op::Bitcast(v) => Some(self.bitcast(*v, need(rty)?)?),
+            Op::PtrCast(v) | Op::CopyObject(v) => {
+                let x = self.get(*v)?;
+                let elems = self.elems(need(rty)?)?;
+                Some(Val {
+                    leaves: x.leaves,
+                    elems,
+                })
+            }
+            Op::ConvertPtrToU(v) => {
+                let x = self.get(*v)?;
+                let elems = self.elems(need(rty)?)?;
+                let e = elems[0];
+                let l = self.int_resize(&x.leaves[0], Elem::I64, e, false);
+                Some(Val {
+                    leaves: vec![l],
+                    elems,
+                })
+            }
+            Op::ConvertUToPtr(v) => {
+                let x = self.get(*v)?;
+                let elems = self.elems(need(rty)?)?;
+                let l = self.int_resize(&x.leaves[0], x.elems[0], Elem::I64, false);
+                Some(Val {
+                    leaves: vec![l],
+                    elems,
+                })
+            }
+            Op::Select { cond, a, b } => Some(self.select_op(*cond, *a, *b)?),
+            Op::Phi(_) => None,
+            Op::CompositeExtract { composite, indices } => {
+                let c = self.get(*composite)?;
+                let cty = self.type_of(*composite)?;
+                let (start, len) = self.leaf_range(cty, indices)?;
+                let elems = self.elems(need(rty)?)?;
+                if start + len > c.leaves.len() || len != elems.len() {
+                    return Err(CompileError::malformed(
+                        "OpCompositeExtract index out of range",
+                    ));
+                }
+                Some(Val {
+                    leaves: c.leaves[start..start + len].to_vec(),
+                    elems,
+                })
+            }
+            Op::CompositeInsert {
+                object,
+                composite,
+                indices,
+            } => {
+                let mut c = self.get(*composite)?;
+                let o = self.get(*object)?;
+                let cty = self.type_of(*composite)?;
+                let (start, len) = self.leaf_range(cty, indices)?;
+                if start + len > c.leaves.len() || len != o.leaves.len() {
+                    return Err(CompileError::malformed(
+                        "OpCompositeInsert index out of range",
+                    ));
+                }
+                c.leaves.splice(start..start + len, o.leaves);
+                c.elems = self.elems(need(rty)?)?;
+                Some(c)
+            }
+            Op::CompositeConstruct(parts) => {
+                let elems = self.elems(need(rty)?)?;
+                let mut leaves = Vec::new();
+                for p in parts {
+                    leaves.extend(self.get(*p)?.leaves);
+                }
+                if leaves.len() != elems.len() {
+                    return Err(CompileError::malformed(format!(
+                        "OpCompositeConstruct with {} components for a type of {}",
+                        leaves.len(),
+                        elems.len()
+                    )));
+                }
+                Some(Val { leaves, elems })
+            }
+            Op::VectorShuffle { a, b, components } => {
+                let va = self.get(*a)?;
+                let vb = self.get(*b)?;
+                let elems = self.elems(need(rty)?)?;
+                let all: Vec<Lv> = va.leaves.iter().chain(vb.leaves.iter()).cloned().collect();
+                let mut leaves = Vec::new();
+                for (i, c) in components.iter().enumerate() {
+                    let e = *elems.get(i).ok_or_else(|| {
+                        CompileError::malformed("OpVectorShuffle result too short")
+                    })?;
+                    leaves.push(match all.get(*c as usize) {
+                        Some(l) => l.clone(),
+                        None => Lv::U(self.scalar_const(e, 0)),
+                    });
+                }
+                Some(Val { leaves, elems })
+            }
+            Op::VectorExtractDynamic { vector, index } => {
+                let v = self.get(*vector)?;
+                let idx = self.get(*index)?;
+                let ie = idx.elems[0];
+                let e = v.elems[0];
+                let mut acc = v.leaves[0].clone();
+                for (kk, leaf) in v.leaves.iter().enumerate().skip(1) {
+                    let kc = self.iconst(ie, kk as i64);
+                    let c = self.icmp_lv(IntCC::Equal, ie, &idx.leaves[0], &Lv::U(kc));
+                    acc = self.select_lv(&c, e, leaf, &acc);
+                }
+                let elems = self.elems(need(rty)?)?;
+                Some(Val {
+                    leaves: vec![acc],
+                    elems,
+                })
+            }
+            Op::VectorInsertDynamic {
+                vector,
+                component,
+                index,
+            } => {
+                let mut v = self.get(*vector)?;
+                let comp = self.get(*component)?;
+                let idx = self.get(*index)?;
+                let ie = idx.elems[0];
+                for kk in 0..v.leaves.len() {
+                    let e = v.elems[kk];
+                    let kc = self.iconst(ie, kk as i64);
+                    let c = self.icmp_lv(IntCC::Equal, ie, &idx.leaves[0], &Lv::U(kc));
+                    v.leaves[kk] = self.select_lv(&c, e, &comp.leaves[0], &v.leaves[kk]);
+                }
+                Some(v)
+            }
+            Op::Load { ptr, align } => Some(self.load(*ptr, need(rty)?, *align)?),
+            Op::Store { ptr, value, align } => {
+                self.store(*ptr, *value, *align)?;
+                None
+            }
+            Op::CopyMemory { dst, src, size } => {
+                self.copy_memory(*dst, *src, *size)?;
+                None
+            }
+            Op::AccessChain {
+                base,
+                element,
+                indices,
+            } => Some(self.access_chain(need(res)?, *base, *element, indices, need(rty)?)?),
+            Op::Variable { init } => Some(self.private_variable(need(res)?, need(rty)?, *init)?),
+            Op::ExtInst { opcode, args } => self.ext_inst(*opcode, args, rty)?,
+            Op::Dot(a, b) => Some(self.dot(*a, *b, need(rty)?)?),
+            Op::Call { function, args } => self.imported_call(*function, args, rty)?,
+            Op::Atomic {
+                op,
+                ptr,
+                scope: _,
+                args,
+            } => self.atomic(*op, *ptr, args, rty)?,
+            Op::ControlBarrier { exec_scope, .. } => {
+                self.control_barrier(bi, k, *exec_scope)?;
+                None
+            }
+            Op::MemoryBarrier => {
+                self.b.ins().fence();
+                None
+            }
+            Op::Group {
+                op,
+                scope,
+                mode,
+                args,
+            } => Some(self.group_op(*op, *scope, *mode, args, need(rty)?, bi, k)?),
+        };
+        if let (Some(r), Some(v)) = (res, out) {
+            self.define(r, v);
+        }
+        Ok(())
+    }
+
+    /// The leaves of type `ty` selected by composite `indices`: (first leaf, count).
+    pub fn leaf_range(&mut self, ty: Id, indices: &[u32]) -> Result<(usize, usize), CompileError> {
+        let mut start = 0usize;
+        let mut t = ty;
+        for &i in indices {
+            let (children, _) = self.children(t)?;
+            let i = i as usize;
+            if i >= children.len() {
+                return Err(CompileError::malformed(format!(
+                    "composite index {i} out of range"
+                )));
+            }
+            for c in &children[..i] {
+                start += self.elems(*c)?.len();
+            }
+            t = children[i];
+        }
+        Ok((start, self.elems(t)?.len()))
+    }
+
+    /// Component types of a composite type.
+    pub fn children(&self, ty: Id) -> Result<(Vec<Id>, bool), CompileError> {
+        Ok(match self.m.ty(ty)? {
+            Type::Vector { elem, count } => (vec![*elem; *count as usize], true),
+            Type::Array { elem, len } => (vec![*elem; (*len).min(1 << 16) as usize], false),
+            Type::Struct { members, .. } => (members.clone(), false),
+            other => {
+                return Err(CompileError::malformed(format!(
+                    "composite access into non-composite type {other:?}"
+                )))
+            }
+        })
+    }
+
+    /// Integer comparison of two leaves, as a bool leaf.
+    pub fn icmp_lv(&mut self, cc: IntCC, e: Elem, a: &Lv, b: &Lv) -> Lv {
+        if let (Lv::U(x), Lv::U(y)) = (a, b) {
+            return Lv::U(self.b.ins().icmp(cc, *x, *y));
+        }
+        let vector_ok = matches!(e, Elem::I32 | Elem::I16 | Elem::I8)
+            || (e == Elem::I64
+                && matches!(
+                    cc,
+                    IntCC::Equal
+                        | IntCC::NotEqual
+                        | IntCC::SignedGreaterThan
+                        | IntCC::SignedLessThan
+                ));
+        if vector_ok {
+            let r = self.vec_op2(
+                e,
+                a,
+                b,
+                |t, x, y| t.b.ins().icmp(cc, x, y),
+                |t, x, y| t.b.ins().icmp(cc, x, y),
+            );
+            let m = self.int_cmp_to_mask(e, r);
+            return Lv::V(m);
+        }
+        self.per_lane(&[(e, a), (e, b)], Elem::Bool, |t, x| {
+            t.b.ins().icmp(cc, x[0], x[1])
+        })
+    }
+
+    /// Float comparison of two leaves, as a bool leaf.
+    pub fn fcmp_lv(&mut self, cc: FloatCC, e: Elem, a: &Lv, b: &Lv) -> Lv {
+        if let (Lv::U(x), Lv::U(y)) = (a, b) {
+            return Lv::U(self.b.ins().fcmp(cc, *x, *y));
+        }
+        match cc {
+            FloatCC::OrderedNotEqual => {
+                let o = self.fcmp_lv(FloatCC::Ordered, e, a, b);
+                let n = self.fcmp_lv(FloatCC::NotEqual, e, a, b);
+                let (mo, mn) = (self.bool_mask(&o), self.bool_mask(&n));
+                return Lv::V(self.mask_and(&mo, &mn));
+            }
+            FloatCC::UnorderedOrEqual => {
+                let u = self.fcmp_lv(FloatCC::Unordered, e, a, b);
+                let q = self.fcmp_lv(FloatCC::Equal, e, a, b);
+                let (mu, mq) = (self.bool_mask(&u), self.bool_mask(&q));
+                return Lv::V(self.mask_or(&mu, &mq));
+            }
+            _ => {}
+        }
+        let r = self.vec_op2(
+            e,
+            a,
+            b,
+            |t, x, y| t.b.ins().fcmp(cc, x, y),
+            |t, x, y| t.b.ins().fcmp(cc, x, y),
+        );
+        let ie = if e == Elem::F64 { Elem::I64 } else { Elem::I32 };
+        Lv::V(self.int_cmp_to_mask(ie, r))
+    }
+
+    /// `c ? a : b` on leaves of element `e`.
+    pub fn select_lv(&mut self, c: &Lv, e: Elem, a: &Lv, b: &Lv) -> Lv {
+        match c {
+            Lv::U(cv) => {
+                if let (Lv::U(x), Lv::U(y)) = (a, b) {
+                    return Lv::U(self.b.ins().select(*cv, *x, *y));
+                }
+                let va = self.to_vec(e, a);
+                let vb = self.to_vec(e, b);
+                let cv = *cv;
+                Lv::V(
+                    va.iter()
+                        .zip(&vb)
+                        .map(|(x, y)| self.b.ins().select(cv, *x, *y))
+                        .collect(),
+                )
+            }
+            _ => {
+                let m = self.bool_mask(c);
+                self.select_vec(e, &m, a, b)
+            }
+        }
+    }
+
+    fn select_op(&mut self, cond: Id, a: Id, b: Id) -> Result<Val, CompileError> {
+        let c = self.get(cond)?;
+        let va = self.get(a)?;
+        let vb = self.get(b)?;
+        let mut leaves = Vec::with_capacity(va.leaves.len());
+        for i in 0..va.leaves.len() {
+            let cl = c.leaves.get(i).unwrap_or(&c.leaves[0]).clone();
+            leaves.push(self.select_lv(&cl, va.elems[i], &va.leaves[i], &vb.leaves[i]));
+        }
+        Ok(Val {
+            leaves,
+            elems: va.elems,
+        })
+    }
+
+    /// `a + b` keeping affine forms.
+    pub fn add_lv(&mut self, e: Elem, a: &Lv, b: &Lv) -> Lv {
+        match (a, b) {
+            (Lv::U(x), Lv::U(y)) => Lv::U(self.b.ins().iadd(*x, *y)),
+            (Lv::A(x, s), Lv::U(y)) | (Lv::U(y), Lv::A(x, s)) => {
+                Lv::A(self.b.ins().iadd(*x, *y), *s)
+            }
+            (Lv::A(x, s), Lv::A(y, t)) => Lv::A(self.b.ins().iadd(*x, *y), s.wrapping_add(*t)),
+            _ => self.vec_op2(
+                e,
+                a,
+                b,
+                |t, x, y| t.b.ins().iadd(x, y),
+                |t, x, y| t.b.ins().iadd(x, y),
+            ),
+        }
+    }
+
+    fn const_of(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let inst = dfg.value_def(v).inst()?;
+        match dfg.insts[inst] {
+            ir::InstructionData::UnaryImm {
+                opcode: ir::Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        }
+    }
+
+    /// The C fmod of element `e` (scalar library function).
+    fn libm_fmod(&mut self, e: Elem) -> Result<ir::FuncRef, CompileError> {
+        let (sym, t) = if e == Elem::F64 {
+            ("cranecl_fmod", types::F64)
+        } else {
+            ("cranecl_fmodf", types::F32)
+        };
+        self.import_fn(
+            sym,
+            &[ir::AbiParam::new(t), ir::AbiParam::new(t)],
+            &[ir::AbiParam::new(t)],
+        )
+    }
+
+    fn int_binary(&mut self, op: BinOp, e: Elem, a: &Lv, b: &Lv) -> Result<Lv, CompileError> {
+        use BinOp as B;
+        Ok(match op {
+            B::IAdd => self.add_lv(e, a, b),
+            B::ISub => match (a, b) {
+                (Lv::U(x), Lv::U(y)) => Lv::U(self.b.ins().isub(*x, *y)),
+                (Lv::A(x, s), Lv::U(y)) => Lv::A(self.b.ins().isub(*x, *y), *s),
+                (Lv::U(y), Lv::A(x, s)) => Lv::A(self.b.ins().isub(*y, *x), s.wrapping_neg()),
+                (Lv::A(x, s), Lv::A(y, t)) => Lv::A(self.b.ins().isub(*x, *y), s.wrapping_sub(*t)),
+                _ => self.vec_op2(
+                    e,
+                    a,
+                    b,
+                    |t, x, y| t.b.ins().isub(x, y),
+                    |t, x, y| t.b.ins().isub(x, y),
+                ),
+            },
+            B::IMul => {
+                let ca = if let Lv::U(x) = a {
+                    self.const_of(*x)
+                } else {
+                    None
+                };
+                let cb = if let Lv::U(x) = b {
+                    self.const_of(*x)
+                } else {
+                    None
+                };
+                match (a, b, ca, cb) {
+                    (Lv::A(x, s), Lv::U(y), _, Some(c)) | (Lv::U(y), Lv::A(x, s), Some(c), _) => {
+                        Lv::A(self.b.ins().imul(*x, *y), s.wrapping_mul(c))
+                    }
+                    _ if e == Elem::I8 => {
+                        self.per_lane(&[(e, a), (e, b)], e, |t, x| t.b.ins().imul(x[0], x[1]))
+                    }
+                    _ => self.vec_op2(
+                        e,
+                        a,
+                        b,
+                        |t, x, y| t.b.ins().imul(x, y),
+                        |t, x, y| t.b.ins().imul(x, y),
+                    ),
+                }
+            }
+            B::UDiv | B::SDiv | B::UMod | B::SRem | B::SMod => {
+                self.per_lane(&[(e, a), (e, b)], e, |t, x| t.int_div(op, e, x[0], x[1]))
+            }
+            B::Shl | B::LShr | B::AShr => {
+                let cb = if let Lv::U(x) = b {
+                    self.const_of(*x)
+                } else {
+                    None
+                };
+                if let (B::Shl, Lv::A(x, s), Some(c)) = (op, a, cb) {
+                    let c = c & i64::from(e.bits() - 1);
+                    return Ok(Lv::A(
+                        self.b.ins().ishl_imm(*x, c),
+                        s.wrapping_shl(c as u32),
+                    ));
+                }
+                let f = move |t: &mut Tr<'_, '_>, x: Value, y: Value| match op {
+                    B::Shl => t.b.ins().ishl(x, y),
+                    B::LShr => t.b.ins().ushr(x, y),
+                    _ => t.b.ins().sshr(x, y),
+                };
+                match (b, e) {
+                    (Lv::U(y), Elem::I16 | Elem::I32 | Elem::I64) => {
+                        let y = *y;
+                        if let Lv::U(x) = a {
+                            Lv::U(f(self, *x, y))
+                        } else {
+                            let va = self.to_vec(e, a);
+                            Lv::V(va.iter().map(|x| f(self, *x, y)).collect())
+                        }
+                    }
+                    _ => self.per_lane(&[(e, a), (e, b)], e, |t, x| f(t, x[0], x[1])),
+                }
+            }
+            B::And | B::LogicalAnd => self.vec_op2(
+                e,
+                a,
+                b,
+                |t, x, y| t.b.ins().band(x, y),
+                |t, x, y| t.b.ins().band(x, y),
+            ),
+            B::Or | B::LogicalOr => self.vec_op2(
+                e,
+                a,
+                b,
+                |t, x, y| t.b.ins().bor(x, y),
+                |t, x, y| t.b.ins().bor(x, y),
+            ),
+            B::Xor | B::LogicalNotEqual => self.vec_op2(
+                e,
+                a,
+                b,
+                |t, x, y| t.b.ins().bxor(x, y),
+                |t, x, y| t.b.ins().bxor(x, y),
+            ),
+            B::LogicalEqual => {
+                let x = self.vec_op2(
+                    e,
+                    a,
+                    b,
+                    |t, x, y| t.b.ins().bxor(x, y),
+                    |t, x, y| t.b.ins().bxor(x, y),
+                );
+                match x {
+                    Lv::U(v) => Lv::U(self.b.ins().bxor_imm(v, 1)),
+                    other => self.vec_op1(e, &other, |t, v| t.b.ins().bnot(v)),
+                }
+            }
+            B::IEqual => self.icmp_lv(IntCC::Equal, e, a, b),
+            B::INotEqual => self.icmp_lv(IntCC::NotEqual, e, a, b),
+            B::UGreaterThan => self.icmp_lv(IntCC::UnsignedGreaterThan, e, a, b),
+            B::SGreaterThan => self.icmp_lv(IntCC::SignedGreaterThan, e, a, b),
+            B::UGreaterThanEqual => self.icmp_lv(IntCC::UnsignedGreaterThanOrEqual, e, a, b),
+            B::SGreaterThanEqual => self.icmp_lv(IntCC::SignedGreaterThanOrEqual, e, a, b),
+            B::ULessThan => self.icmp_lv(IntCC::UnsignedLessThan, e, a, b),
+            B::SLessThan => self.icmp_lv(IntCC::SignedLessThan, e, a, b),
+            B::ULessThanEqual => self.icmp_lv(IntCC::UnsignedLessThanOrEqual, e, a, b),
+            B::SLessThanEqual => self.icmp_lv(IntCC::SignedLessThanOrEqual, e, a, b),
+            _ => {
+                return Err(CompileError::codegen(format!(
+                    "internal: {op:?} is not an integer operation"
+                )))
+            }
+        })
+    }
+
+    /// Scalar integer division/remainder that never traps (x/0 and MIN/-1 give
+    /// unspecified values, as OpenCL allows).
+    fn int_div(&mut self, op: BinOp, e: Elem, x: Value, y: Value) -> Value {
+        let ty = e.scalar();
+        let one = self.b.ins().iconst(ty, 1);
+        let zero = self.b.ins().iconst(ty, 0);
+        let is0 = self.b.ins().icmp(IntCC::Equal, y, zero);
+        let mut d = self.b.ins().select(is0, one, y);
+        let signed = matches!(op, BinOp::SDiv | BinOp::SRem | BinOp::SMod);
+        if signed {
+            // MIN / -1 overflows: divide by 1 instead (result MIN; remainder 0 below).
+            let m1 = self.b.ins().iconst(ty, -1);
+            let ism1 = self.b.ins().icmp(IntCC::Equal, d, m1);
+            let min = self.b.ins().iconst(ty, i64::MIN >> (64 - e.bits()));
+            let ismin = self.b.ins().icmp(IntCC::Equal, x, min);
+            let ovf = self.b.ins().band(ism1, ismin);
+            d = self.b.ins().select(ovf, one, d);
+        }
+        match op {
+            BinOp::UDiv => self.b.ins().udiv(x, d),
+            BinOp::SDiv => self.b.ins().sdiv(x, d),
+            BinOp::UMod => self.b.ins().urem(x, d),
+            BinOp::SRem => self.b.ins().srem(x, d),
+            _ => {
+                // SMod: sign of the divisor.
+                let r = self.b.ins().srem(x, d);
+                let rz = self.b.ins().icmp(IntCC::Equal, r, zero);
+                let rx = self.b.ins().bxor(r, d);
+                let diff = self.b.ins().icmp(IntCC::SignedLessThan, rx, zero);
+                let adj = self.b.ins().iadd(r, d);
+                let fix = self.b.ins().select(rz, r, adj);
+                self.b.ins().select(diff, fix, r)
+            }
+        }
+    }
+
+    fn float_binary(&mut self, op: BinOp, e: Elem, a: &Lv, b: &Lv) -> Result<Lv, CompileError> {
+        use BinOp as B;
+        let arith = |tr: &mut Self, f: fn(&mut Tr<'_, '_>, Value, Value) -> Value| {
+            tr.vec_op2(e, a, b, f, f)
+        };
+        Ok(match op {
+            B::FAdd => arith(self, |t, x, y| t.b.ins().fadd(x, y)),
+            B::FSub => arith(self, |t, x, y| t.b.ins().fsub(x, y)),
+            B::FMul => arith(self, |t, x, y| t.b.ins().fmul(x, y)),
+            B::FDiv => arith(self, |t, x, y| t.b.ins().fdiv(x, y)),
+            B::FRem | B::FMod => {
+                let fmod = self.libm_fmod(e)?;
+                let r = self.per_lane(&[(e, a), (e, b)], e, |t, x| {
+                    let call = t.b.ins().call(fmod, &[x[0], x[1]]);
+                    t.b.inst_results(call)[0]
+                });
+                if op == B::FMod {
+                    // Result takes the sign of the divisor.
+                    self.per_lane(&[(e, &r), (e, b)], e, |t, x| {
+                        let zero = t.zero_scalar(e.scalar());
+                        let rz = t.b.ins().fcmp(FloatCC::Equal, x[0], zero);
+                        let rneg = t.b.ins().fcmp(FloatCC::LessThan, x[0], zero);
+                        let yneg = t.b.ins().fcmp(FloatCC::LessThan, x[1], zero);
+                        let differ = t.b.ins().bxor(rneg, yneg);
+                        let nz = t.b.ins().bxor_imm(rz, 1);
+                        let fix = t.b.ins().band(differ, nz);
+                        let adj = t.b.ins().fadd(x[0], x[1]);
+                        t.b.ins().select(fix, adj, x[0])
+                    })
+                } else {
+                    r
+                }
+            }
+            B::FOrdEqual => self.fcmp_lv(FloatCC::Equal, e, a, b),
+            B::FUnordEqual => self.fcmp_lv(FloatCC::UnorderedOrEqual, e, a, b),
+            B::FOrdNotEqual | B::LessOrGreater => self.fcmp_lv(FloatCC::OrderedNotEqual, e, a, b),
+            B::FUnordNotEqual => self.fcmp_lv(FloatCC::NotEqual, e, a, b),
+            B::FOrdLessThan => self.fcmp_lv(FloatCC::LessThan, e, a, b),
+            B::FUnordLessThan => self.fcmp_lv(FloatCC::UnorderedOrLessThan, e, a, b),
+            B::FOrdGreaterThan => self.fcmp_lv(FloatCC::GreaterThan, e, a, b),
+            B::FUnordGreaterThan => self.fcmp_lv(FloatCC::UnorderedOrGreaterThan, e, a, b),
+            B::FOrdLessThanEqual => self.fcmp_lv(FloatCC::LessThanOrEqual, e, a, b),
+            B::FUnordLessThanEqual => self.fcmp_lv(FloatCC::UnorderedOrLessThanOrEqual, e, a, b),
+            B::FOrdGreaterThanEqual => self.fcmp_lv(FloatCC::GreaterThanOrEqual, e, a, b),
+            B::FUnordGreaterThanEqual => {
+                self.fcmp_lv(FloatCC::UnorderedOrGreaterThanOrEqual, e, a, b)
+            }
+            B::Ordered => self.fcmp_lv(FloatCC::Ordered, e, a, b),
+            B::Unordered => self.fcmp_lv(FloatCC::Unordered, e, a, b),
+            _ => {
+                return Err(CompileError::codegen(format!(
+                    "internal: {op:?} is not a float operation"
+                )))
+            }
+        })
+    }
+
+    fn binary(&mut self, op: BinOp, a: Id, b: Id, rty: Id) -> Result<Val, CompileError> {
+        let va = self.get(a)?;
+        let vb = self.get(b)?;
+        let elems = self.elems(rty)?;
+        if va.leaves.len() != vb.leaves.len() || va.leaves.len() != elems.len() {
+            return Err(CompileError::malformed(format!(
+                "{op:?} on operands of different shapes"
+            )));
+        }
+        let mut leaves = Vec::with_capacity(elems.len());
+        for i in 0..elems.len() {
+            let e = va.elems[i];
+            leaves.push(if e.is_float() {
+                self.float_binary(op, e, &va.leaves[i], &vb.leaves[i])?
+            } else {
+                self.int_binary(op, e, &va.leaves[i], &vb.leaves[i])?
+            });
+        }
+        Ok(Val { leaves, elems })
+    }
+
+    fn unary(&mut self, op: UnOp, a: Id, rty: Id) -> Result<Val, CompileError> {
+        let va = self.get(a)?;
+        let elems = self.elems(rty)?;
+        if matches!(op, UnOp::Any | UnOp::All) {
+            let mut acc = va.leaves[0].clone();
+            for l in &va.leaves[1..] {
+                acc = self.vec_op2(
+                    Elem::Bool,
+                    &acc,
+                    l,
+                    move |t, x, y| {
+                        if op == UnOp::Any {
+                            t.b.ins().bor(x, y)
+                        } else {
+                            t.b.ins().band(x, y)
+                        }
+                    },
+                    move |t, x, y| {
+                        if op == UnOp::Any {
+                            t.b.ins().bor(x, y)
+                        } else {
+                            t.b.ins().band(x, y)
+                        }
+                    },
+                );
+            }
+            return Ok(Val {
+                leaves: vec![acc],
+                elems,
+            });
+        }
+        let mut leaves = Vec::with_capacity(elems.len());
+        for (i, l) in va.leaves.iter().enumerate() {
+            let e = va.elems[i];
+            leaves.push(match op {
+                UnOp::SNegate => match l {
+                    Lv::A(x, s) => Lv::A(self.b.ins().ineg(*x), s.wrapping_neg()),
+                    _ if e == Elem::I8 => self.per_lane(&[(e, l)], e, |t, x| t.b.ins().ineg(x[0])),
+                    _ => self.vec_op1(e, l, |t, x| t.b.ins().ineg(x)),
+                },
+                UnOp::FNegate => self.vec_op1(e, l, |t, x| t.b.ins().fneg(x)),
+                UnOp::Not => self.vec_op1(e, l, |t, x| t.b.ins().bnot(x)),
+                UnOp::LogicalNot => match l {
+                    Lv::U(x) => Lv::U(self.b.ins().bxor_imm(*x, 1)),
+                    _ => self.vec_op1(e, l, |t, x| t.b.ins().bnot(x)),
+                },
+                UnOp::IsNan => self.fcmp_lv(FloatCC::Unordered, e, l, l),
+                UnOp::IsInf | UnOp::IsFinite | UnOp::IsNormal => {
+                    let abs = self.vec_op1(e, l, |t, x| t.b.ins().fabs(x));
+                    let inf = if e == Elem::F64 {
+                        self.b.ins().f64const(f64::INFINITY)
+                    } else {
+                        self.b.ins().f32const(f32::INFINITY)
+                    };
+                    match op {
+                        UnOp::IsInf => self.fcmp_lv(FloatCC::Equal, e, &abs, &Lv::U(inf)),
+                        UnOp::IsFinite => self.fcmp_lv(FloatCC::LessThan, e, &abs, &Lv::U(inf)),
+                        _ => {
+                            let min = if e == Elem::F64 {
+                                self.b.ins().f64const(f64::MIN_POSITIVE)
+                            } else {
+                                self.b.ins().f32const(f32::MIN_POSITIVE)
+                            };
+                            let lo =
+                                self.fcmp_lv(FloatCC::GreaterThanOrEqual, e, &abs, &Lv::U(min));
+                            let hi = self.fcmp_lv(FloatCC::LessThan, e, &abs, &Lv::U(inf));
+                            self.vec_op2(
+                                Elem::Bool,
+                                &lo,
+                                &hi,
+                                |t, x, y| t.b.ins().band(x, y),
+                                |t, x, y| t.b.ins().band(x, y),
+                            )
+                        }
+                    }
+                }
+                UnOp::SignBitSet => {
+                    let ie = if e == Elem::F64 { Elem::I64 } else { Elem::I32 };
+                    let it = ie.scalar();
+                    self.per_lane(&[(e, l)], Elem::Bool, |t, x| {
+                        let bits = t.b.ins().bitcast(it, little(), x[0]);
+                        t.b.ins().icmp_imm(IntCC::SignedLessThan, bits, 0)
+                    })
+                }
+                UnOp::BitCount => self.per_lane(&[(e, l)], e, |t, x| t.b.ins().popcnt(x[0])),
+                UnOp::BitReverse => self.per_lane(&[(e, l)], e, |t, x| t.b.ins().bitrev(x[0])),
+                UnOp::Any | UnOp::All => unreachable!("handled above"),
+            });
+        }
+        Ok(Val { leaves, elems })
+    }
+
+    /// Integer width change of a leaf (`signed` picks sign extension).
+    pub fn int_resize(&mut self, l: &Lv, from: Elem, to: Elem, signed: bool) -> Lv {
+        let (fb, tb) = (from.bits(), to.bits());
+        let ty = to.scalar();
+        let f = move |t: &mut Tr<'_, '_>, x: Value| -> Value {
+            if fb == tb {
+                x
+            } else if tb < fb {
+                t.b.ins().ireduce(ty, x)
+            } else if signed {
+                t.b.ins().sextend(ty, x)
+            } else {
+                t.b.ins().uextend(ty, x)
+            }
+        };
+        match l {
+            Lv::U(x) => Lv::U(f(self, *x)),
+            // Affine values stay affine (indices do not wrap within a sub-group).
+            Lv::A(x, s) => Lv::A(f(self, *x), *s),
+            Lv::V(_) => {
+                if fb == tb {
+                    return l.clone();
+                }
+                if from == Elem::I32 && to == Elem::I64 {
+                    if let Lv::V(ch) = l {
+                        let mut out = Vec::new();
+                        for c in ch {
+                            let (lo, hi) = if signed {
+                                (self.b.ins().swiden_low(*c), self.b.ins().swiden_high(*c))
+                            } else {
+                                (self.b.ins().uwiden_low(*c), self.b.ins().uwiden_high(*c))
+                            };
+                            out.push(lo);
+                            out.push(hi);
+                        }
+                        out.truncate(self.nchunks(Elem::I64));
+                        return Lv::V(out);
+                    }
+                }
+                self.per_lane(&[(from, l)], to, |t, x| f(t, x[0]))
+            }
+        }
+    }
+
+    fn convert(
+        &mut self,
+        op: ConvOp,
+        v: Id,
+        rty: Id,
+        saturate: bool,
+        rounding: Option<Rounding>,
+    ) -> Result<Val, CompileError> {
+        let x = self.get(v)?;
+        let elems = self.elems(rty)?;
+        let mut leaves = Vec::with_capacity(elems.len());
+        for (i, l) in x.leaves.iter().enumerate() {
+            let from = x.elems[i];
+            let to = *elems
+                .get(i)
+                .ok_or_else(|| CompileError::malformed("conversion changes the component count"))?;
+            leaves.push(match op {
+                ConvOp::UConvert | ConvOp::SConvert | ConvOp::SatSToU | ConvOp::SatUToS => {
+                    let src_signed = matches!(op, ConvOp::SConvert | ConvOp::SatSToU);
+                    if saturate {
+                        self.per_lane(&[(from, l)], to, |t, x| {
+                            t.int_saturate(x[0], from, to, src_signed, op)
+                        })
+                    } else {
+                        self.int_resize(l, from, to, src_signed)
+                    }
+                }
+                ConvOp::SToF | ConvOp::UToF => {
+                    let signed = op == ConvOp::SToF;
+                    if from == Elem::I32
+                        && to == Elem::F32
+                        && rounding.is_none_or(|r| r == Rounding::Rte)
+                    {
+                        self.vec_op1(from, l, move |t, x| {
+                            let ty = if t.b.func.dfg.value_type(x).is_vector() {
+                                types::F32X4
+                            } else {
+                                types::F32
+                            };
+                            if signed {
+                                t.b.ins().fcvt_from_sint(ty, x)
+                            } else {
+                                t.b.ins().fcvt_from_uint(ty, x)
+                            }
+                        })
+                    } else {
+                        self.per_lane(&[(from, l)], to, |t, x| {
+                            t.int_to_float(x[0], from, to, signed, rounding)
+                        })
+                    }
+                }
+                ConvOp::FToS | ConvOp::FToU => {
+                    let signed = op == ConvOp::FToS;
+                    let r = rounding.unwrap_or(Rounding::Rtz);
+                    let rounded = match r {
+                        Rounding::Rtz => l.clone(),
+                        Rounding::Rte => self.vec_op1(from, l, |t, x| t.b.ins().nearest(x)),
+                        Rounding::Rtp => self.vec_op1(from, l, |t, x| t.b.ins().ceil(x)),
+                        Rounding::Rtn => self.vec_op1(from, l, |t, x| t.b.ins().floor(x)),
+                    };
+                    if from == Elem::F32 && to == Elem::I32 && signed {
+                        self.vec_op1(from, &rounded, |t, x| {
+                            let vt = if t.b.func.dfg.value_type(x).is_vector() {
+                                types::I32X4
+                            } else {
+                                types::I32
+                            };
+                            t.b.ins().fcvt_to_sint_sat(vt, x)
+                        })
+                    } else {
+                        self.per_lane(&[(from, &rounded)], to, |t, x| {
+                            t.float_to_int(x[0], to, signed)
+                        })
+                    }
+                }
+                ConvOp::FConvert => {
+                    if from == to {
+                        l.clone()
+                    } else if to == Elem::F64 {
+                        self.per_lane(&[(from, l)], to, |t, x| {
+                            t.b.ins().fpromote(types::F64, x[0])
+                        })
+                    } else {
+                        self.per_lane(&[(from, l)], to, |t, x| t.f64_to_f32(x[0], rounding))
+                    }
+                }
+            });
+        }
+        Ok(Val { leaves, elems })
+    }
+
+    /// Saturating integer conversion of a scalar.
+    fn int_saturate(
+        &mut self,
+        x: Value,
+        from: Elem,
+        to: Elem,
+        src_signed: bool,
+        op: ConvOp,
+    ) -> Value {
+        // Destination signedness: SConvert/SatUToS give signed, UConvert/SatSToU unsigned.
+        let dst_signed = matches!(op, ConvOp::SConvert | ConvOp::SatUToS);
+        // Work in i64 (wide enough for every source except u64 > i64::MAX, handled by
+        // the unsigned comparisons below).
+        let wide = if from.bits() < 64 {
+            if src_signed {
+                self.b.ins().sextend(types::I64, x)
+            } else {
+                self.b.ins().uextend(types::I64, x)
+            }
+        } else {
+            x
+        };
+        let tb = to.bits();
+        let (lo, hi): (i64, i64) = if dst_signed {
+            (i64::MIN >> (64 - tb), i64::MAX >> (64 - tb))
+        } else {
+            (
+                0,
+                if tb == 64 {
+                    -1
+                } else {
+                    ((1u64 << tb) - 1) as i64
+                },
+            )
+        };
+        let hiv = self.b.ins().iconst(types::I64, hi);
+        let lov = self.b.ins().iconst(types::I64, lo);
+        let clamped = if src_signed {
+            let c = if dst_signed || tb < 64 {
+                let c = self.b.ins().smin(wide, hiv);
+                if tb == 64 && !dst_signed {
+                    c
+                } else {
+                    self.b.ins().smax(c, lov)
+                }
+            } else {
+                wide
+            };
+            if !dst_signed {
+                // Negative -> 0.
+                let z = self.b.ins().iconst(types::I64, 0);
+                self.b.ins().smax(c, z)
+            } else {
+                c
+            }
+        } else if !(tb == 64 && !dst_signed) {
+            self.b.ins().umin(wide, hiv)
+        } else {
+            wide
+        };
+        if tb < 64 {
+            self.b.ins().ireduce(to.scalar(), clamped)
+        } else {
+            clamped
+        }
+    }
+
+    fn int_to_float(
+        &mut self,
+        x: Value,
+        from: Elem,
+        to: Elem,
+        signed: bool,
+        rounding: Option<Rounding>,
+    ) -> Value {
+        let x64 = if from.bits() < 64 {
+            if signed {
+                self.b.ins().sextend(types::I64, x)
+            } else {
+                self.b.ins().uextend(types::I64, x)
+            }
+        } else {
+            x
+        };
+        let r = rounding.unwrap_or(Rounding::Rte);
+        let direct = |t: &mut Self, ty: ir::Type| {
+            if signed {
+                t.b.ins().fcvt_from_sint(ty, x64)
+            } else {
+                t.b.ins().fcvt_from_uint(ty, x64)
+            }
+        };
+        if r == Rounding::Rte || (from.bits() <= 32 && to == Elem::F64) {
+            return direct(self, to.scalar());
+        }
+        if from.bits() <= 32 && to == Elem::F32 {
+            // Exact in f64, then round to f32 with the mode.
+            let d = direct(self, types::F64);
+            return self.f64_to_f32(d, Some(r));
+        }
+        // 64-bit integers with a directed rounding: round to nearest, then step one ulp
+        // towards the requested direction if the result overshot.
+        let f = direct(self, to.scalar());
+        let back = if signed {
+            self.b.ins().fcvt_to_sint_sat(types::I64, f)
+        } else {
+            self.b.ins().fcvt_to_uint_sat(types::I64, f)
+        };
+        let cc_gt = if signed {
+            IntCC::SignedGreaterThan
+        } else {
+            IntCC::UnsignedGreaterThan
+        };
+        let cc_lt = if signed {
+            IntCC::SignedLessThan
+        } else {
+            IntCC::UnsignedLessThan
+        };
+        // Values at the saturation edge: treat as "above" when the float is 2^63/2^64.
+        let above = self.b.ins().icmp(cc_gt, back, x64);
+        let below = self.b.ins().icmp(cc_lt, back, x64);
+        let zero = self.zero_scalar(to.scalar());
+        let is_neg = self.b.ins().fcmp(FloatCC::LessThan, f, zero);
+        // Step towards -inf when the rounded value is above the exact one (rtn, or rtz
+        // for positives); towards +inf when below (rtp, or rtz for negatives).
+        let toward_neg = match r {
+            Rounding::Rtn => above,
+            Rounding::Rtp => self.b.ins().iconst(types::I8, 0),
+            _ => self.b.ins().band_not(above, is_neg),
+        };
+        let toward_pos = match r {
+            Rounding::Rtp => below,
+            Rounding::Rtn => self.b.ins().iconst(types::I8, 0),
+            _ => self.b.ins().band(below, is_neg),
+        };
+        let dn = self.next_toward(f, to, false);
+        let upv = self.next_toward(f, to, true);
+        let f1 = self.b.ins().select(toward_neg, dn, f);
+        self.b.ins().select(toward_pos, upv, f1)
+    }
+
+    /// The next representable float after `f` towards +inf (`up`) or -inf.
+    fn next_toward(&mut self, f: Value, e: Elem, up: bool) -> Value {
+        let it = if e == Elem::F64 {
+            types::I64
+        } else {
+            types::I32
+        };
+        let bits = self.b.ins().bitcast(it, little(), f);
+        let neg = self.b.ins().icmp_imm(IntCC::SignedLessThan, bits, 0);
+        let is_zero = {
+            let mag = self.b.ins().band_imm_s(
+                bits,
+                if e == Elem::F64 {
+                    i64::MAX
+                } else {
+                    0x7fff_ffff
+                },
+            );
+            self.b.ins().icmp_imm(IntCC::Equal, mag, 0)
+        };
+        // Moving away from zero increments the magnitude; towards zero decrements.
+        let inc = self.b.ins().iadd_imm(bits, 1);
+        let dec = self.b.ins().iadd_imm(bits, -1);
+        let away = if up {
+            self.b.ins().bxor_imm(neg, 1)
+        } else {
+            neg
+        };
+        let r = self.b.ins().select(away, inc, dec);
+        // From zero: the smallest subnormal of the right sign.
+        let tiny = if up {
+            1i64
+        } else if e == Elem::F64 {
+            i64::MIN | 1
+        } else {
+            0x8000_0001u32 as i32 as i64
+        };
+        let tiny = self.b.ins().iconst(it, tiny);
+        let r = self.b.ins().select(is_zero, tiny, r);
+        self.b.ins().bitcast(e.scalar(), little(), r)
+    }
+
+    /// f64 -> f32 with a rounding mode (default: to nearest even).
+    fn f64_to_f32(&mut self, d: Value, rounding: Option<Rounding>) -> Value {
+        let f = self.b.ins().fdemote(types::F32, d);
+        let r = rounding.unwrap_or(Rounding::Rte);
+        if r == Rounding::Rte {
+            return f;
+        }
+        let back = self.b.ins().fpromote(types::F64, f);
+        let above = self.b.ins().fcmp(FloatCC::GreaterThan, back, d);
+        let below = self.b.ins().fcmp(FloatCC::LessThan, back, d);
+        let zero = self.b.ins().f64const(0.0);
+        let neg = self.b.ins().fcmp(FloatCC::LessThan, d, zero);
+        let (to_neg, to_pos) = match r {
+            Rounding::Rtn => (above, self.b.ins().iconst(types::I8, 0)),
+            Rounding::Rtp => (self.b.ins().iconst(types::I8, 0), below),
+            _ => (
+                self.b.ins().band_not(above, neg),
+                self.b.ins().band(below, neg),
+            ),
+        };
+        let dn = self.next_toward(f, Elem::F32, false);
+        let up = self.next_toward(f, Elem::F32, true);
+        let f1 = self.b.ins().select(to_neg, dn, f);
+        self.b.ins().select(to_pos, up, f1)
+    }
+
+    /// Saturating float -> integer (already rounded): NaN gives 0.
+    fn float_to_int(&mut self, x: Value, to: Elem, signed: bool) -> Value {
+        let tb = to.bits();
+        if tb >= 32 {
+            let ty = to.scalar();
+            return if signed {
+                self.b.ins().fcvt_to_sint_sat(ty, x)
+            } else {
+                self.b.ins().fcvt_to_uint_sat(ty, x)
+            };
+        }
+        let w = if signed {
+            self.b.ins().fcvt_to_sint_sat(types::I32, x)
+        } else {
+            self.b.ins().fcvt_to_uint_sat(types::I32, x)
+        };
+        let (lo, hi) = if signed {
+            (-(1i64 << (tb - 1)), (1i64 << (tb - 1)) - 1)
+        } else {
+            (0, (1i64 << tb) - 1)
+        };
+        let hv = self.b.ins().iconst(types::I32, hi);
+        let lv = self.b.ins().iconst(types::I32, lo);
+        let c = if signed {
+            let c = self.b.ins().smin(w, hv);
+            self.b.ins().smax(c, lv)
+        } else {
+            self.b.ins().umin(w, hv)
+        };
+        self.b.ins().ireduce(to.scalar(), c)
+    }
+
+    fn bitcast(&mut self, v: Id, rty: Id) -> Result<Val, CompileError> {
+        let x = self.get(v)?;
+        let elems = self.elems(rty)?;
+        // Same leaf structure: leaf-wise reinterpretation.
+        if x.elems.len() == elems.len()
+            && x.elems
+                .iter()
+                .zip(elems.iter())
+                .all(|(a, b)| a.bits() == b.bits())
+        {
+            let mut leaves = Vec::new();
+            for (i, l) in x.leaves.iter().enumerate() {
+                let (from, to) = (x.elems[i], elems[i]);
+                leaves.push(if from == to || (from.is_int() && to.is_int()) {
+                    l.clone()
+                } else {
+                    let (tvec, _) = to.chunk();
+                    let ts = to.scalar();
+                    match l {
+                        Lv::U(s) => Lv::U(self.b.ins().bitcast(ts, little(), *s)),
+                        _ => {
+                            let ch = self.to_vec(from, l);
+                            Lv::V(
+                                ch.iter()
+                                    .map(|c| self.b.ins().bitcast(tvec, little(), *c))
+                                    .collect(),
+                            )
+                        }
+                    }
+                });
+            }
+            return Ok(Val { leaves, elems });
+        }
+        // Different structure (e.g. uchar4 <-> uint): through a small stack buffer.
+        let total: u32 = x.elems.iter().map(|e| e.bytes()).sum();
+        let total_out: u32 = elems.iter().map(|e| e.bytes()).sum();
+        if total != total_out {
+            return Err(CompileError::malformed(format!(
+                "OpBitcast between types of {total} and {total_out} bytes"
+            )));
+        }
+        let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            total.max(8),
+            4,
+        ));
+        let all_uniform = x.leaves.iter().all(Lv::is_uniform);
+        let lanes_in: Vec<Vec<Value>> = x
+            .leaves
+            .iter()
+            .zip(x.elems.iter())
+            .map(|(l, e)| {
+                if all_uniform {
+                    vec![match l {
+                        Lv::U(v) => *v,
+                        _ => unreachable!("uniform"),
+                    }]
+                } else {
+                    self.lanes_of(*e, l)
+                }
+            })
+            .collect();
+        let nl = if all_uniform { 1 } else { self.w as usize };
+        let mut outs: Vec<Vec<Value>> = vec![Vec::new(); elems.len()];
+        let fl = ir::MemFlagsData::trusted();
+        for lane in 0..nl {
+            let mut off = 0i32;
+            for (k, e) in x.elems.iter().enumerate() {
+                let mut val = lanes_in[k][lane];
+                if *e == Elem::Bool {
+                    val = self.b.ins().iadd_imm(val, 0);
+                }
+                let addr = self.b.ins().stack_addr(types::I64, slot, off);
+                self.b.ins().store(fl, val, addr, 0);
+                off += e.bytes() as i32;
+            }
+            let mut off = 0i32;
+            for (k, e) in elems.iter().enumerate() {
+                let addr = self.b.ins().stack_addr(types::I64, slot, off);
+                let v = self.b.ins().load(e.scalar(), fl, addr, 0);
+                outs[k].push(v);
+                off += e.bytes() as i32;
+            }
+        }
+        let leaves = outs
+            .iter()
+            .zip(elems.iter())
+            .map(|(o, e)| {
+                if all_uniform {
+                    Lv::U(o[0])
+                } else {
+                    self.from_lanes(*e, o)
+                }
+            })
+            .collect();
+        Ok(Val {
+            leaves,
+            elems: Rc::clone(&elems),
+        })
+    }
+}
+
+/// An id an instruction must have (result or type).
+pub(crate) fn need(x: Option<Id>) -> Result<Id, CompileError> {
+    x.ok_or_else(|| CompileError::malformed("instruction without a required result id or type"))
+}

@@ -1,0 +1,870 @@
+//! Memory in the lane model: addresses (access chains), loads, stores, private
+//! variables, copies and atomics.
+//!
+//! Rules: a uniform address is one scalar access; an affine address whose stride is
+//! the element size is contiguous, a vector access when the mask is full; anything
+//! else is per-lane, and only active lanes touch memory (inactive lanes of ragged
+//! groups may hold out-of-bounds addresses). Stores never load-blend-store shared
+//! memory: other work-groups write neighbouring elements. Private memory (one copy
+//! per lane, lane `l`'s copy at `base + l * size`) is always valid for every lane, so
+//! loads from it need no guard.
+
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, AtomicRmwOp, InstBuilder, Value};
+
+use super::value::{Elem, Lv, Val};
+use super::Tr;
+use crate::spirv::{AtomicOp, BuiltIn, Id, Op, Storage, Type};
+use crate::CompileError;
+
+impl Tr<'_, '_> {
+    /// Assigns each private variable its offset in the per-lane private area.
+    pub fn layout_private(&mut self) -> Result<(), CompileError> {
+        let mut off = 0u64;
+        let f = self.f;
+        for b in &f.blocks {
+            for i in &b.insts {
+                if let (Op::Variable { .. }, Some(r), Some(ty)) = (&i.op, i.result, i.ty) {
+                    let (_, pointee) = self.m.pointee(ty)?;
+                    let l = self.m.layout(pointee)?;
+                    let a = l.align.max(1);
+                    off = off.next_multiple_of(a);
+                    self.private_offsets.insert(r, off);
+                    off += l.size.next_multiple_of(a);
+                }
+            }
+        }
+        self.private_bytes = off.next_multiple_of(16);
+        Ok(())
+    }
+
+    /// Base address of the private area on the stack (for kernels without barriers).
+    pub fn private_stack_base(&mut self) -> Value {
+        let total = self.private_bytes * u64::from(self.w);
+        if total == 0 {
+            return self.b.ins().iconst(types::I64, 0);
+        }
+        if self.private_slot.is_none() {
+            let size = u32::try_from(total).unwrap_or(u32::MAX);
+            self.private_slot = Some(self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                ir::StackSlotKind::ExplicitSlot,
+                size,
+                6,
+            )));
+        }
+        let slot = self.private_slot.expect("created above");
+        self.b.ins().stack_addr(types::I64, slot, 0)
+    }
+
+    /// The address of module-scope variable `id`.
+    pub fn global_address(&mut self, id: Id) -> Result<Val, CompileError> {
+        let g = self
+            .m
+            .globals
+            .get(&id)
+            .ok_or_else(|| CompileError::malformed(format!("%{id} is not a variable")))?
+            .clone();
+        let elems = self.elems(g.ty)?;
+        let v = match g.storage {
+            Storage::Input => self.b.ins().iconst(types::I64, 0),
+            Storage::Workgroup => {
+                let off = *self
+                    .local_offsets
+                    .get(&id)
+                    .ok_or_else(|| CompileError::codegen("local variable without an offset"))?;
+                let base = self
+                    .genv
+                    .as_ref()
+                    .map(|g| g.local_mem)
+                    .ok_or_else(|| CompileError::codegen("group env missing"))?;
+                self.b.ins().iadd_imm(base, off as i64)
+            }
+            _ => match self.data_addrs.get(&id) {
+                Some(a) => self.b.ins().iconst(types::I64, *a as i64),
+                None => {
+                    return Err(CompileError::unsupported(format!(
+                        "program-scope variable {} in storage {:?}",
+                        g.name, g.storage
+                    )))
+                }
+            },
+        };
+        Ok(Val {
+            leaves: vec![Lv::U(v)],
+            elems,
+        })
+    }
+
+    /// `lv * c` for a constant `c`, keeping affine values affine.
+    pub fn mul_const(&mut self, e: Elem, lv: &Lv, c: i64) -> Lv {
+        if c == 1 {
+            return lv.clone();
+        }
+        match lv {
+            Lv::U(x) => Lv::U(self.b.ins().imul_imm(*x, c)),
+            Lv::A(x, s) => Lv::A(self.b.ins().imul_imm(*x, c), s.wrapping_mul(c)),
+            Lv::V(ch) => {
+                if c > 0 && (c as u64).is_power_of_two() {
+                    let sh = self
+                        .b
+                        .ins()
+                        .iconst(types::I32, i64::from(c.trailing_zeros()));
+                    Lv::V(ch.iter().map(|v| self.b.ins().ishl(*v, sh)).collect())
+                } else {
+                    let k = self.b.ins().iconst(e.scalar(), c);
+                    let ks = self.b.ins().splat(e.chunk().0, k);
+                    Lv::V(ch.iter().map(|v| self.b.ins().imul(*v, ks)).collect())
+                }
+            }
+        }
+    }
+
+    /// An index leaf as i64 (indices are signed).
+    fn index_i64(&mut self, v: &Val) -> Lv {
+        self.int_resize(&v.leaves[0], v.elems[0], Elem::I64, true)
+    }
+
+    fn const_index(&self, id: Id) -> Option<u64> {
+        match self.m.constants.get(&id) {
+            Some(crate::spirv::Constant {
+                value: crate::spirv::ConstValue::Scalar(v),
+                ..
+            }) => Some(*v),
+            Some(crate::spirv::Constant {
+                value: crate::spirv::ConstValue::Null,
+                ..
+            }) => Some(0),
+            _ => None,
+        }
+    }
+
+    /// OpAccessChain / OpPtrAccessChain.
+    pub fn access_chain(
+        &mut self,
+        res: Id,
+        base: Id,
+        element: Option<Id>,
+        indices: &[Id],
+        rty: Id,
+    ) -> Result<Val, CompileError> {
+        let bty = self.type_of(base)?;
+        let (_, mut t) = self.m.pointee(bty)?;
+        // Built-in variables: remember which component is meant.
+        let builtin = self
+            .m
+            .globals
+            .get(&base)
+            .and_then(|g| g.builtin)
+            .or_else(|| self.builtin_ptrs.get(&base).map(|b| b.0));
+        if let Some(b) = builtin {
+            let comp = indices
+                .last()
+                .and_then(|i| self.const_index(*i))
+                .map(|c| c as u32);
+            self.builtin_ptrs.insert(res, (b, comp));
+            let elems = self.elems(rty)?;
+            let z = self.b.ins().iconst(types::I64, 0);
+            return Ok(Val {
+                leaves: vec![Lv::U(z)],
+                elems,
+            });
+        }
+        let bv = self.get(base)?;
+        let mut addr = bv.leaves[0].clone();
+        if let Some(el) = element {
+            let size = self.m.layout(t)?;
+            let stride = size.size.next_multiple_of(size.align) as i64;
+            addr = self.add_scaled(addr, el, stride)?;
+        }
+        for &idx in indices {
+            match self.m.ty(t)?.clone() {
+                Type::Struct { .. } => {
+                    let k = self.const_index(idx).ok_or_else(|| {
+                        CompileError::malformed("struct member index is not a constant")
+                    })? as usize;
+                    let offs = self.m.member_offsets(t)?;
+                    let Type::Struct { members, .. } = self.m.ty(t)?.clone() else {
+                        unreachable!("matched above")
+                    };
+                    let off = *offs.get(k).ok_or_else(|| {
+                        CompileError::malformed("struct member index out of range")
+                    })?;
+                    addr = self.add_uniform_const(&addr, off as i64);
+                    t = members[k];
+                }
+                Type::Array { elem, .. } | Type::RuntimeArray { elem } => {
+                    let l = self.m.layout(elem)?;
+                    addr = self.add_scaled(addr, idx, l.size.next_multiple_of(l.align) as i64)?;
+                    t = elem;
+                }
+                Type::Vector { elem, .. } => {
+                    let l = self.m.layout(elem)?;
+                    addr = self.add_scaled(addr, idx, l.size as i64)?;
+                    t = elem;
+                }
+                other => {
+                    return Err(CompileError::malformed(format!(
+                        "access chain index into {other:?}"
+                    )));
+                }
+            }
+        }
+        let elems = self.elems(rty)?;
+        Ok(Val {
+            leaves: vec![addr],
+            elems,
+        })
+    }
+
+    fn add_uniform_const(&mut self, a: &Lv, c: i64) -> Lv {
+        if c == 0 {
+            return a.clone();
+        }
+        match a {
+            Lv::U(x) => Lv::U(self.b.ins().iadd_imm(*x, c)),
+            Lv::A(x, s) => Lv::A(self.b.ins().iadd_imm(*x, c), *s),
+            Lv::V(_) => {
+                let k = self.b.ins().iconst(types::I64, c);
+                self.add_lv(Elem::I64, a, &Lv::U(k))
+            }
+        }
+    }
+
+    fn add_scaled(&mut self, addr: Lv, idx: Id, stride: i64) -> Result<Lv, CompileError> {
+        if let Some(c) = self.const_index(idx) {
+            // Constant indices are sign-extended from their type's width.
+            let ty = self.type_of(idx)?;
+            let bits = match self.m.ty(ty)? {
+                Type::Int { bits } => *bits,
+                _ => 64,
+            };
+            let sh = 64 - bits;
+            let c = ((c << sh) as i64) >> sh;
+            return Ok(self.add_uniform_const(&addr, c.wrapping_mul(stride)));
+        }
+        let iv = self.get(idx)?;
+        let i = self.index_i64(&iv);
+        let scaled = self.mul_const(Elem::I64, &i, stride);
+        Ok(self.add_lv(Elem::I64, &addr, &scaled))
+    }
+
+    /// Byte offsets of the leaves of type `ty` in memory.
+    pub fn leaf_offsets(&self, ty: Id) -> Result<Vec<u64>, CompileError> {
+        let mut out = Vec::new();
+        self.collect_offsets(ty, 0, &mut out)?;
+        Ok(out)
+    }
+
+    fn collect_offsets(&self, ty: Id, base: u64, out: &mut Vec<u64>) -> Result<(), CompileError> {
+        match self.m.ty(ty)?.clone() {
+            Type::Vector { elem, count } => {
+                let l = self.m.layout(elem)?;
+                for i in 0..u64::from(count) {
+                    self.collect_offsets(elem, base + i * l.size, out)?;
+                }
+            }
+            Type::Array { elem, len } => {
+                let l = self.m.layout(elem)?;
+                let stride = l.size.next_multiple_of(l.align);
+                for i in 0..len.min(4096) {
+                    self.collect_offsets(elem, base + i * stride, out)?;
+                }
+            }
+            Type::Struct { members, .. } => {
+                let offs = self.m.member_offsets(ty)?;
+                for (m, o) in members.iter().zip(offs) {
+                    self.collect_offsets(*m, base + o, out)?;
+                }
+            }
+            Type::Void => {}
+            _ => out.push(base),
+        }
+        Ok(())
+    }
+
+    /// Whether pointer `ptr` points to private memory (valid for every lane).
+    fn is_private(&self, ptr: Id) -> bool {
+        self.type_of(ptr)
+            .ok()
+            .and_then(|t| self.m.pointee(t).ok())
+            .is_some_and(|(s, _)| s == Storage::Function)
+    }
+
+    /// Memory flags for accesses through a pointer.
+    fn mem_flags(&self) -> ir::MemFlagsData {
+        ir::MemFlagsData::new().with_notrap()
+    }
+
+    /// OpLoad.
+    pub fn load(&mut self, ptr: Id, rty: Id, _align: u32) -> Result<Val, CompileError> {
+        let elems = self.elems(rty)?;
+        // Built-in variables.
+        if let Some(b) = self.m.globals.get(&ptr).and_then(|g| g.builtin) {
+            let v = self.builtin_value(b)?;
+            return self.fit_builtin(v, elems);
+        }
+        if let Some((b, comp)) = self.builtin_ptrs.get(&ptr).copied() {
+            let v = self.builtin_value(b)?;
+            let v = match comp {
+                Some(c) => vec![v.get(c as usize).cloned().unwrap_or_else(|| v[0].clone())],
+                None => v,
+            };
+            return self.fit_builtin(v, elems);
+        }
+        let p = self.get(ptr)?.leaves[0].clone();
+        let offs = self.leaf_offsets(rty)?;
+        let private = self.is_private(ptr);
+        let leaves = self.load_leaves(&p, &elems, &offs, private)?;
+        Ok(Val { leaves, elems })
+    }
+
+    /// Adapts built-in components (i64 or i32) to the loaded type.
+    fn fit_builtin(
+        &mut self,
+        v: Vec<Lv>,
+        elems: std::rc::Rc<Vec<Elem>>,
+    ) -> Result<Val, CompileError> {
+        let mut leaves = Vec::new();
+        for (i, e) in elems.iter().enumerate() {
+            let l = v
+                .get(i)
+                .cloned()
+                .ok_or_else(|| CompileError::malformed("built-in loaded with a wider type"))?;
+            let from = match &l {
+                Lv::U(x) | Lv::A(x, _) => {
+                    if self.b.func.dfg.value_type(*x) == types::I32 {
+                        Elem::I32
+                    } else {
+                        Elem::I64
+                    }
+                }
+                Lv::V(c) => {
+                    if self.b.func.dfg.value_type(c[0]) == types::I32X4 {
+                        Elem::I32
+                    } else {
+                        Elem::I64
+                    }
+                }
+            };
+            leaves.push(self.int_resize(&l, from, *e, false));
+        }
+        Ok(Val { leaves, elems })
+    }
+
+    /// Loads leaves `elems` at byte offsets `offs` from pointer leaf `p`.
+    pub fn load_leaves(
+        &mut self,
+        p: &Lv,
+        elems: &[Elem],
+        offs: &[u64],
+        private: bool,
+    ) -> Result<Vec<Lv>, CompileError> {
+        let fl = self.mem_flags();
+        match p {
+            Lv::U(a) => {
+                let mut out = Vec::new();
+                for (e, o) in elems.iter().zip(offs) {
+                    let v = self.b.ins().load(e.scalar(), fl, *a, *o as i32);
+                    out.push(Lv::U(self.fix_bool_load(*e, v)));
+                }
+                Ok(out)
+            }
+            Lv::A(base, stride)
+                if elems.len() == 1
+                    && *stride == i64::from(elems[0].bytes())
+                    && self.w * elems[0].bytes() >= 16 =>
+            {
+                let e = elems[0];
+                let (vt, _) = e.chunk();
+                let n = self.nchunks(e);
+                let base = self.b.ins().iadd_imm(*base, offs[0] as i64);
+                let vec_load = move |t: &mut Self| -> Result<Vec<Value>, CompileError> {
+                    Ok((0..n)
+                        .map(|c| t.b.ins().load(vt, fl, base, (c * 16) as i32))
+                        .collect())
+                };
+                if private {
+                    return Ok(vec![Lv::V(vec_load(self)?)]);
+                }
+                let tys = vec![vt; n];
+                let pl = Lv::A(base, *stride);
+                let v = self.if_full(&tys, vec_load, |t| {
+                    let r = t.per_lane_load(&pl, &[e], &[0], false)?;
+                    Ok(t.to_vec(e, &r[0]))
+                })?;
+                Ok(vec![Lv::V(v)])
+            }
+            _ => self.per_lane_load(p, elems, offs, private),
+        }
+    }
+
+    fn fix_bool_load(&mut self, e: Elem, v: Value) -> Value {
+        if e == Elem::Bool {
+            self.b.ins().icmp_imm(IntCC::NotEqual, v, 0)
+        } else {
+            v
+        }
+    }
+
+    /// Per-lane loads of every leaf, only for active lanes unless `private`.
+    fn per_lane_load(
+        &mut self,
+        p: &Lv,
+        elems: &[Elem],
+        offs: &[u64],
+        private: bool,
+    ) -> Result<Vec<Lv>, CompileError> {
+        let fl = self.mem_flags();
+        let addrs = self.lanes_of(Elem::I64, p);
+        let mut per_leaf: Vec<Vec<Value>> = vec![Vec::new(); elems.len()];
+        if private {
+            for a in &addrs {
+                for (k, (e, o)) in elems.iter().zip(offs).enumerate() {
+                    let v = self.b.ins().load(e.scalar(), fl, *a, *o as i32);
+                    let v = self.fix_bool_load(*e, v);
+                    per_leaf[k].push(v);
+                }
+            }
+        } else {
+            let tys: Vec<ir::Type> = elems.iter().map(|e| e.scalar()).collect();
+            let lanes = self.guarded(&tys, |t, l| {
+                let mut vs = Vec::new();
+                for (e, o) in elems.iter().zip(offs) {
+                    let v = t.b.ins().load(e.scalar(), fl, addrs[l], *o as i32);
+                    vs.push(v);
+                }
+                Ok(vs)
+            })?;
+            for lane in lanes {
+                for (k, v) in lane.into_iter().enumerate() {
+                    let v = self.fix_bool_load(elems[k], v);
+                    per_leaf[k].push(v);
+                }
+            }
+        }
+        Ok(per_leaf
+            .iter()
+            .zip(elems)
+            .map(|(v, e)| self.from_lanes(*e, v))
+            .collect())
+    }
+
+    /// OpStore.
+    pub fn store(&mut self, ptr: Id, value: Id, _align: u32) -> Result<(), CompileError> {
+        let p = self.get(ptr)?.leaves[0].clone();
+        let v = self.get(value)?;
+        let vty = self.type_of(value)?;
+        let offs = self.leaf_offsets(vty)?;
+        let private = self.is_private(ptr);
+        self.store_leaves(&p, &v.leaves, &v.elems, &offs, private)
+    }
+
+    /// Stores leaves at byte offsets from pointer leaf `p` for the active lanes.
+    pub fn store_leaves(
+        &mut self,
+        p: &Lv,
+        leaves: &[Lv],
+        elems: &[Elem],
+        offs: &[u64],
+        private: bool,
+    ) -> Result<(), CompileError> {
+        let fl = self.mem_flags();
+        if let Lv::U(a) = p {
+            if leaves.iter().all(Lv::is_uniform) {
+                for ((l, e), o) in leaves.iter().zip(elems).zip(offs) {
+                    if let Lv::U(x) = l {
+                        let x = self.bool_for_store(*e, *x);
+                        self.b.ins().store(fl, x, *a, *o as i32);
+                    }
+                }
+                return Ok(());
+            }
+        }
+        if let Lv::A(base, stride) = p {
+            if elems.len() == 1
+                && *stride == i64::from(elems[0].bytes())
+                && self.w * elems[0].bytes() >= 16
+                && elems[0] != Elem::Bool
+            {
+                let e = elems[0];
+                let base = self.b.ins().iadd_imm(*base, offs[0] as i64);
+                let chunks = self.to_vec(e, &leaves[0]);
+                let pl = Lv::A(base, *stride);
+                let leaf = leaves[0].clone();
+                if private {
+                    // Private memory belongs to this sub-group: blend with the old value.
+                    let (vt, _) = e.chunk();
+                    let mask = self.mask.clone();
+                    let old: Vec<Value> = (0..chunks.len())
+                        .map(|c| self.b.ins().load(vt, fl, base, (c * 16) as i32))
+                        .collect();
+                    let merged = self.select_vec_any(e, &mask, &chunks, &old)?;
+                    for (c, v) in merged.iter().enumerate() {
+                        self.b.ins().store(fl, *v, base, (c * 16) as i32);
+                    }
+                    return Ok(());
+                }
+                self.if_full(
+                    &[],
+                    |t| {
+                        for (c, v) in chunks.iter().enumerate() {
+                            t.b.ins().store(fl, *v, base, (c * 16) as i32);
+                        }
+                        Ok(vec![])
+                    },
+                    |t| {
+                        t.per_lane_store(&pl, &[leaf], &[e], &[0])?;
+                        Ok(vec![])
+                    },
+                )?;
+                return Ok(());
+            }
+        }
+        self.per_lane_store(p, leaves, elems, offs)
+    }
+
+    fn bool_for_store(&mut self, e: Elem, x: Value) -> Value {
+        if e == Elem::Bool && self.b.func.dfg.value_type(x) != types::I8 {
+            self.b.ins().ireduce(types::I8, x)
+        } else {
+            x
+        }
+    }
+
+    /// Chunk-wise `mask ? a : b` for element `e` whose lane layout may differ from
+    /// the mask's (converting the mask per lane when needed).
+    fn select_vec_any(
+        &mut self,
+        e: Elem,
+        mask: &[Value],
+        a: &[Value],
+        b: &[Value],
+    ) -> Result<Vec<Value>, CompileError> {
+        let r = self.select_vec(e, mask, &Lv::V(a.to_vec()), &Lv::V(b.to_vec()));
+        match r {
+            Lv::V(v) => Ok(v),
+            _ => Err(CompileError::codegen(
+                "internal: select produced a non-vector",
+            )),
+        }
+    }
+
+    fn per_lane_store(
+        &mut self,
+        p: &Lv,
+        leaves: &[Lv],
+        elems: &[Elem],
+        offs: &[u64],
+    ) -> Result<(), CompileError> {
+        let fl = self.mem_flags();
+        let addrs = self.lanes_of(Elem::I64, p);
+        let vals: Vec<Vec<Value>> = leaves
+            .iter()
+            .zip(elems)
+            .map(|(l, e)| {
+                let lanes = self.lanes_of(*e, l);
+                lanes
+                    .into_iter()
+                    .map(|x| self.bool_for_store(*e, x))
+                    .collect()
+            })
+            .collect();
+        self.guarded(&[], |t, l| {
+            for (k, o) in offs.iter().enumerate() {
+                t.b.ins().store(fl, vals[k][l], addrs[l], *o as i32);
+            }
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// For each active lane `l` runs `f(l)`; returns per lane the values of types
+    /// `tys` (zeros for inactive lanes).
+    pub fn guarded(
+        &mut self,
+        tys: &[ir::Type],
+        mut f: impl FnMut(&mut Self, usize) -> Result<Vec<Value>, CompileError>,
+    ) -> Result<Vec<Vec<Value>>, CompileError> {
+        let m = self.mask.clone();
+        let mut out = Vec::new();
+        for l in 0..self.w as usize {
+            let act = self.lane_active(&m, l);
+            let doit = self.b.create_block();
+            let join = self.b.create_block();
+            let zeros: Vec<ir::BlockArg> = tys
+                .iter()
+                .map(|t| ir::BlockArg::Value(self.zero_scalar(*t)))
+                .collect();
+            for t in tys {
+                self.b.append_block_param(join, *t);
+            }
+            self.b.ins().brif(act, doit, &[], join, &zeros);
+            self.b.switch_to_block(doit);
+            let r = f(self, l)?;
+            let args: Vec<ir::BlockArg> = r.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+            self.b.ins().jump(join, &args);
+            self.b.switch_to_block(join);
+            out.push(self.b.block_params(join).to_vec());
+        }
+        Ok(out)
+    }
+
+    /// OpVariable (Function storage): the per-lane address of this lane's copy.
+    pub fn private_variable(
+        &mut self,
+        res: Id,
+        rty: Id,
+        init: Option<Id>,
+    ) -> Result<Val, CompileError> {
+        let off = *self
+            .private_offsets
+            .get(&res)
+            .ok_or_else(|| CompileError::codegen("private variable without an offset"))?;
+        let (_, pointee) = self.m.pointee(rty)?;
+        let l = self.m.layout(pointee)?;
+        let size = l.size.next_multiple_of(l.align.max(1));
+        let base = self
+            .sgenv
+            .as_ref()
+            .map(|s| s.private_base)
+            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+        let addr = self
+            .b
+            .ins()
+            .iadd_imm(base, (off * u64::from(self.w)) as i64);
+        let p = Lv::A(addr, size as i64);
+        if let Some(i) = init {
+            let v = self.get(i)?;
+            let offs = self.leaf_offsets(pointee)?;
+            let saved = std::mem::replace(&mut self.mask, Vec::new());
+            let full = self.vconst_bytes(types::I32X4, vec![0xff; 16]);
+            self.mask = vec![full; (self.w / 4) as usize];
+            let saved_full = self.mask_full.take();
+            let r = self.store_leaves(&p, &v.leaves, &v.elems, &offs, true);
+            self.mask = saved;
+            self.mask_full = saved_full;
+            r?;
+        }
+        let elems = self.elems(rty)?;
+        Ok(Val {
+            leaves: vec![p],
+            elems,
+        })
+    }
+
+    /// OpCopyMemory(Sized).
+    pub fn copy_memory(&mut self, dst: Id, src: Id, size: Option<Id>) -> Result<(), CompileError> {
+        let (elems, offs) = match size {
+            None => {
+                let t = self.type_of(src)?;
+                let (_, pointee) = self.m.pointee(t)?;
+                (self.elems(pointee)?.to_vec(), self.leaf_offsets(pointee)?)
+            }
+            Some(s) => {
+                let n = self.const_index(s).ok_or_else(|| {
+                    CompileError::unsupported("OpCopyMemorySized with a non-constant size")
+                })?;
+                if n > 1 << 16 {
+                    return Err(CompileError::unsupported(
+                        "OpCopyMemorySized of more than 64 KiB",
+                    ));
+                }
+                let mut e = Vec::new();
+                let mut o = Vec::new();
+                let mut off = 0u64;
+                while off + 8 <= n {
+                    e.push(Elem::I64);
+                    o.push(off);
+                    off += 8;
+                }
+                while off < n {
+                    e.push(Elem::I8);
+                    o.push(off);
+                    off += 1;
+                }
+                (e, o)
+            }
+        };
+        let sp = self.get(src)?.leaves[0].clone();
+        let dp = self.get(dst)?.leaves[0].clone();
+        let sprivate = self.is_private(src);
+        let dprivate = self.is_private(dst);
+        let vals = self.load_leaves(&sp, &elems, &offs, sprivate)?;
+        self.store_leaves(&dp, &vals, &elems, &offs, dprivate)
+    }
+
+    /// Atomic operations: one per active lane, in lane order.
+    pub fn atomic(
+        &mut self,
+        op: AtomicOp,
+        ptr: Id,
+        args: &[Id],
+        rty: Option<Id>,
+    ) -> Result<Option<Val>, CompileError> {
+        let p = self.get(ptr)?.leaves[0].clone();
+        let pty = self.type_of(ptr)?;
+        let (_, pointee) = self.m.pointee(pty)?;
+        let e = *self
+            .elems(pointee)?
+            .first()
+            .ok_or_else(|| CompileError::malformed("atomic on an empty type"))?;
+        let vals: Vec<Val> = args
+            .iter()
+            .map(|a| self.get(*a))
+            .collect::<Result<_, _>>()?;
+        self.atomic_lanes(op, &p, e, &vals, rty)
+    }
+
+    /// Atomic `op` on element `e` at pointer leaf `p` with operand values `vals`.
+    pub fn atomic_lanes(
+        &mut self,
+        op: AtomicOp,
+        p: &Lv,
+        e: Elem,
+        vals: &[Val],
+        rty: Option<Id>,
+    ) -> Result<Option<Val>, CompileError> {
+        let addrs = self.lanes_of(Elem::I64, p);
+        let operands: Vec<Vec<Value>> = vals
+            .iter()
+            .map(|v| self.lanes_of(v.elems[0], &v.leaves[0]))
+            .collect();
+        let st = e.scalar();
+        let it = if e == Elem::F32 {
+            types::I32
+        } else if e == Elem::F64 {
+            types::I64
+        } else {
+            st
+        };
+        let fl = ir::MemFlagsData::new().with_notrap();
+        let returns = op != AtomicOp::Store;
+        let tys: Vec<ir::Type> = if returns { vec![st] } else { vec![] };
+        let lanes = self.guarded(&tys, |t, l| {
+            let a = addrs[l];
+            let arg = |k: usize| operands.get(k).map(|v| v[l]);
+            let r = match op {
+                AtomicOp::Load => {
+                    let v = t.b.ins().atomic_load(it, fl, a);
+                    Some(if it != st {
+                        t.b.ins().bitcast(st, super::value::little(), v)
+                    } else {
+                        v
+                    })
+                }
+                AtomicOp::Store => {
+                    let mut v = arg(0)
+                        .ok_or_else(|| CompileError::malformed("atomic store without a value"))?;
+                    if it != st {
+                        v = t.b.ins().bitcast(it, super::value::little(), v);
+                    }
+                    t.b.ins().atomic_store(fl, v, a);
+                    None
+                }
+                AtomicOp::CompareExchange => {
+                    let new = arg(0).ok_or_else(|| {
+                        CompileError::malformed("compare-exchange without a value")
+                    })?;
+                    let cmp = arg(1).ok_or_else(|| {
+                        CompileError::malformed("compare-exchange without a comparator")
+                    })?;
+                    Some(t.b.ins().atomic_cas(fl, a, cmp, new))
+                }
+                AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax => {
+                    let v =
+                        arg(0).ok_or_else(|| CompileError::malformed("atomic without a value"))?;
+                    Some(t.float_atomic_loop(op, a, v, st, it)?)
+                }
+                _ => {
+                    let (rmw, v) = match op {
+                        AtomicOp::IIncrement => (AtomicRmwOp::Add, t.b.ins().iconst(st, 1)),
+                        AtomicOp::IDecrement => (AtomicRmwOp::Sub, t.b.ins().iconst(st, 1)),
+                        other => {
+                            let v = arg(0)
+                                .ok_or_else(|| CompileError::malformed("atomic without a value"))?;
+                            let rmw = match other {
+                                AtomicOp::Exchange => AtomicRmwOp::Xchg,
+                                AtomicOp::IAdd => AtomicRmwOp::Add,
+                                AtomicOp::ISub => AtomicRmwOp::Sub,
+                                AtomicOp::SMin => AtomicRmwOp::Smin,
+                                AtomicOp::UMin => AtomicRmwOp::Umin,
+                                AtomicOp::SMax => AtomicRmwOp::Smax,
+                                AtomicOp::UMax => AtomicRmwOp::Umax,
+                                AtomicOp::And => AtomicRmwOp::And,
+                                AtomicOp::Or => AtomicRmwOp::Or,
+                                _ => AtomicRmwOp::Xor,
+                            };
+                            (rmw, v)
+                        }
+                    };
+                    if it != st {
+                        // Exchange of a float: through the integer view.
+                        let vi = t.b.ins().bitcast(it, super::value::little(), v);
+                        let r = t.b.ins().atomic_rmw(it, fl, rmw, a, vi);
+                        Some(t.b.ins().bitcast(st, super::value::little(), r))
+                    } else {
+                        Some(t.b.ins().atomic_rmw(st, fl, rmw, a, v))
+                    }
+                }
+            };
+            Ok(r.into_iter().collect())
+        })?;
+        let Some(rty) = rty.filter(|_| returns) else {
+            return Ok(None);
+        };
+        let res: Vec<Value> = lanes.iter().map(|l| l[0]).collect();
+        let elems = self.elems(rty)?;
+        let lv = self.from_lanes(e, &res);
+        Ok(Some(Val {
+            leaves: vec![lv],
+            elems,
+        }))
+    }
+
+    /// Float atomic add/min/max as a compare-and-swap loop; returns the old value.
+    fn float_atomic_loop(
+        &mut self,
+        op: AtomicOp,
+        a: Value,
+        v: Value,
+        st: ir::Type,
+        it: ir::Type,
+    ) -> Result<Value, CompileError> {
+        let fl = ir::MemFlagsData::new().with_notrap();
+        let head = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(head, it);
+        self.b.append_block_param(done, it);
+        let init = self.b.ins().load(it, fl, a, 0);
+        self.b.ins().jump(head, &[ir::BlockArg::Value(init)]);
+        self.b.switch_to_block(head);
+        let old = self.b.block_params(head)[0];
+        let oldf = self.b.ins().bitcast(st, super::value::little(), old);
+        let newf = match op {
+            AtomicOp::FAdd => self.b.ins().fadd(oldf, v),
+            AtomicOp::FMin => self.b.ins().fmin(oldf, v),
+            _ => self.b.ins().fmax(oldf, v),
+        };
+        let newi = self.b.ins().bitcast(it, super::value::little(), newf);
+        let prev = self.b.ins().atomic_cas(fl, a, old, newi);
+        let ok = self.b.ins().icmp(IntCC::Equal, prev, old);
+        self.b.ins().brif(
+            ok,
+            done,
+            &[ir::BlockArg::Value(prev)],
+            head,
+            &[ir::BlockArg::Value(prev)],
+        );
+        self.b.switch_to_block(done);
+        let r = self.b.block_params(done)[0];
+        Ok(self.b.ins().bitcast(st, super::value::little(), r))
+    }
+
+    /// Whether `b` is a work-item built-in (used by the loader of built-ins).
+    pub fn is_builtin_ptr(&self, id: Id) -> Option<BuiltIn> {
+        self.m
+            .globals
+            .get(&id)
+            .and_then(|g| g.builtin)
+            .or_else(|| self.builtin_ptrs.get(&id).map(|b| b.0))
+    }
+}

@@ -1,0 +1,803 @@
+//! SPIR-V (our IR, analysed) -> Cranelift IR in the lane model. With `crate::codegen`
+//! the only place that touches Cranelift.
+//!
+//! One generated function runs a whole work-group: a loop over its sub-groups, each
+//! sub-group a pass over the kernel body with one work-item per SIMD lane
+//! ([`value`]). The body is linearised ([`control`]): blocks run in the CFG's linear
+//! order under per-block execution masks, skipped when no lane is active, loops
+//! repeated while their header mask has lanes. Kernels with barriers are split into
+//! regions ([`barrier`]). Instructions are lowered in [`inst`], memory accesses in
+//! [`memory`], OpenCL.std in [`extinst`], sub-group operations in [`group`].
+
+mod barrier;
+mod calls;
+mod control;
+mod extinst;
+mod group;
+mod inst;
+mod memory;
+pub(crate) mod value;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, AbiParam, InstBuilder, Value};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_module::{FuncId, Linkage, Module as _};
+
+use crate::abi::{NdRangeInfo, WorkGroupState};
+use crate::analysis::cfg::Cfg;
+use crate::analysis::flatten::FlatFunction;
+use crate::analysis::uniformity::Uniformity;
+use crate::spirv::{BuiltIn, Id, Module, Type};
+use crate::{CompileError, CompileOptions};
+use value::{Elem, Lv, Val};
+
+/// Per-id storage of a defined value: Cranelift variables for each leaf.
+#[derive(Clone, Debug)]
+enum Slot {
+    U(Variable),
+    V(Vec<Variable>),
+    A(Variable, i64),
+}
+
+/// Values of the launch and work-group, loaded once at function entry.
+#[derive(Clone, Debug)]
+pub(crate) struct GroupEnv {
+    pub args: Value,
+    pub wg: Value,
+    pub nd: Value,
+    pub work_dim: Value,
+    pub group_id: [Value; 3],
+    pub local_size: [Value; 3],
+    pub global_offset: [Value; 3],
+    pub global_size: [Value; 3],
+    pub enqueued: [Value; 3],
+    pub num_groups: [Value; 3],
+    pub local_mem: Value,
+    pub scratch: Value,
+    /// Linear local size L.
+    pub linear: Value,
+    /// Number of sub-groups.
+    pub n_sg: Value,
+}
+
+/// Values of the current sub-group.
+#[derive(Clone, Debug)]
+pub(crate) struct SubGroupEnv {
+    /// Sub-group index (i64).
+    pub sg: Value,
+    /// Linear local id of lane 0.
+    pub first: Value,
+    /// Active lanes in this sub-group: min(W, L - first) (i64).
+    pub size: Value,
+    /// Local id of lane 0 per dimension (lane-contiguous variant), or None in the
+    /// general variant.
+    pub row: Option<[Value; 3]>,
+    /// Per-lane local ids in the general variant.
+    pub general: Option<[Lv; 3]>,
+    /// The initial execution mask.
+    pub mask: Vec<Value>,
+    /// Base of this sub-group's private memory (W copies of every private variable).
+    pub private_base: Value,
+}
+
+/// The translator of one kernel.
+pub(crate) struct Tr<'a, 'b> {
+    pub m: &'a Module,
+    pub f: &'a FlatFunction,
+    pub cfg: &'a Cfg,
+    pub uni: &'a Uniformity,
+    pub opts: &'a CompileOptions,
+    pub b: FunctionBuilder<'b>,
+    pub jm: &'a mut cranelift_jit::JITModule,
+    pub w: u32,
+    pub contraction_off: bool,
+    elems_cache: HashMap<Id, Rc<Vec<Elem>>>,
+    vals: HashMap<Id, Vec<Slot>>,
+    /// Access chains into built-in variables: id -> (built-in, component).
+    builtin_ptrs: HashMap<Id, (BuiltIn, Option<u32>)>,
+    pub genv: Option<GroupEnv>,
+    pub sgenv: Option<SubGroupEnv>,
+    /// Execution mask of the block being lowered.
+    pub mask: Vec<Value>,
+    /// Cached "mask is full" (i8) for the block being lowered.
+    pub mask_full: Option<Value>,
+    /// Byte offsets of private variables in the per-lane private area.
+    pub private_offsets: HashMap<Id, u64>,
+    pub private_bytes: u64,
+    /// Byte offsets of kernel-scope `__local` variables in `local_mem`.
+    pub local_offsets: HashMap<Id, u64>,
+    /// Addresses of constant/global data owned by the compiled program.
+    pub data_addrs: HashMap<Id, u64>,
+    /// Imported functions already declared in this function.
+    func_refs: HashMap<String, ir::FuncRef>,
+    /// Barrier regions.
+    pub regions: barrier::Regions,
+    /// Result type of every instruction and parameter of the flat function.
+    value_types: HashMap<Id, Id>,
+    /// The linearised body being emitted.
+    body_state: Option<control::BodyState>,
+    /// Stack slot of the private area (kernels without barriers).
+    private_slot: Option<ir::StackSlot>,
+    /// Barrier machinery of the body being emitted.
+    pub bctx: Option<barrier::BarrierCtx>,
+    /// Offset in local memory of the work-group collective slots.
+    pub collective_base: u64,
+    /// Offset of each kernel parameter in the argument block.
+    arg_offsets: Vec<u64>,
+}
+
+/// What lowering one kernel produces.
+pub(crate) struct LoweredKernel {
+    pub func: ir::Function,
+    pub w: u32,
+    pub private_bytes: u64,
+    pub scratch_per_sg: u64,
+    pub has_barriers: bool,
+    /// Work-group collective slots used (16 bytes each after the static locals).
+    pub collective_slots: usize,
+}
+
+/// Data a kernel refers to (constant tables, program-scope globals): allocated when
+/// compiling and owned by the compiled program.
+#[derive(Default)]
+pub(crate) struct ProgramData {
+    pub blocks: Vec<Box<[u64]>>,
+}
+
+/// Lowers one kernel to a Cranelift function.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lower_kernel(
+    m: &Module,
+    f: &FlatFunction,
+    cfg: &Cfg,
+    uni: &Uniformity,
+    w: u32,
+    contraction_off: bool,
+    opts: &CompileOptions,
+    jm: &mut cranelift_jit::JITModule,
+    fctx: &mut FunctionBuilderContext,
+    local_offsets: &HashMap<Id, u64>,
+    collective_base: u64,
+    data_addrs: &HashMap<Id, u64>,
+    arg_offsets: &[u64],
+) -> Result<LoweredKernel, CompileError> {
+    let mut sig = ir::Signature::new(jm.isa().default_call_conv());
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(types::I64));
+    let mut func = ir::Function::with_name_signature(ir::UserFuncName::user(0, 0), sig);
+    let regions = barrier::Regions::find(m, f, cfg)?;
+    let mut value_types: HashMap<Id, Id> = f.params.iter().map(|(id, ty)| (*id, *ty)).collect();
+    for blk in &f.blocks {
+        for i in &blk.insts {
+            if let (Some(r), Some(t)) = (i.result, i.ty) {
+                value_types.insert(r, t);
+            }
+        }
+    }
+    let has_barriers = regions.has_barriers();
+    let collective_slots = regions.points.len() + regions.scans.len();
+    let (private_bytes, scratch_per_sg) = {
+        let b = FunctionBuilder::new(&mut func, fctx);
+        let mut tr = Tr {
+            m,
+            f,
+            cfg,
+            uni,
+            opts,
+            b,
+            jm,
+            w,
+            contraction_off,
+            elems_cache: HashMap::new(),
+            vals: HashMap::new(),
+            builtin_ptrs: HashMap::new(),
+            genv: None,
+            sgenv: None,
+            mask: Vec::new(),
+            mask_full: None,
+            private_offsets: HashMap::new(),
+            private_bytes: 0,
+            local_offsets: local_offsets.clone(),
+            data_addrs: data_addrs.clone(),
+            func_refs: HashMap::new(),
+            regions,
+            value_types,
+            body_state: None,
+            private_slot: None,
+            bctx: None,
+            collective_base,
+            arg_offsets: arg_offsets.to_vec(),
+        };
+        tr.layout_private()?;
+        tr.emit_work_group()?;
+        let pb = tr.private_bytes;
+        let scratch = tr.regions.scratch_per_sg;
+        tr.b.seal_all_blocks();
+        let fc = tr.jm.isa().frontend_config();
+        tr.b.finalize(fc);
+        (pb, scratch)
+    };
+    Ok(LoweredKernel {
+        collective_slots,
+        func,
+        w,
+        private_bytes,
+        scratch_per_sg,
+        has_barriers,
+    })
+}
+
+impl<'a, 'b> Tr<'a, 'b> {
+    /// Element types of the leaves of type `ty`.
+    pub fn elems(&mut self, ty: Id) -> Result<Rc<Vec<Elem>>, CompileError> {
+        if let Some(e) = self.elems_cache.get(&ty) {
+            return Ok(e.clone());
+        }
+        let mut out = Vec::new();
+        self.collect_elems(ty, &mut out)?;
+        let rc = Rc::new(out);
+        self.elems_cache.insert(ty, rc.clone());
+        Ok(rc)
+    }
+
+    fn collect_elems(&self, ty: Id, out: &mut Vec<Elem>) -> Result<(), CompileError> {
+        match self.m.ty(ty)? {
+            Type::Bool => out.push(Elem::Bool),
+            Type::Int { bits } => out.push(match bits {
+                8 => Elem::I8,
+                16 => Elem::I16,
+                32 => Elem::I32,
+                _ => Elem::I64,
+            }),
+            Type::Float { bits } => out.push(match bits {
+                32 => Elem::F32,
+                64 => Elem::F64,
+                _ => {
+                    return Err(CompileError::unsupported(
+                        "arithmetic on half-precision values is not supported (use vload_half/vstore_half)",
+                    ))
+                }
+            }),
+            Type::Pointer { .. } | Type::Event => out.push(Elem::I64),
+            Type::Vector { elem, count } => {
+                for _ in 0..*count {
+                    self.collect_elems(*elem, out)?;
+                }
+            }
+            Type::Array { elem, len } => {
+                if *len > 4096 {
+                    return Err(CompileError::unsupported(format!(
+                        "array value of {len} elements (arrays are only supported in memory)"
+                    )));
+                }
+                for _ in 0..*len {
+                    self.collect_elems(*elem, out)?;
+                }
+            }
+            Type::Struct { members, .. } => {
+                for m in members {
+                    self.collect_elems(*m, out)?;
+                }
+            }
+            Type::Void => {}
+            other => {
+                return Err(CompileError::unsupported(format!(
+                    "values of type {other:?} are not supported"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the value of `id`.
+    pub fn define(&mut self, id: Id, v: Val) {
+        let mut slots = Vec::with_capacity(v.leaves.len());
+        for (lv, e) in v.leaves.iter().zip(v.elems.iter()) {
+            slots.push(match lv {
+                Lv::U(x) => {
+                    let var = self.b.declare_var(self.b.func.dfg.value_type(*x));
+                    self.b.def_var(var, *x);
+                    Slot::U(var)
+                }
+                Lv::A(x, s) => {
+                    let var = self.b.declare_var(self.b.func.dfg.value_type(*x));
+                    self.b.def_var(var, *x);
+                    Slot::A(var, *s)
+                }
+                Lv::V(chunks) => {
+                    let (ty, _) = e.chunk();
+                    let vars = chunks
+                        .iter()
+                        .map(|c| {
+                            let var = self.b.declare_var(ty);
+                            self.b.def_var(var, *c);
+                            var
+                        })
+                        .collect();
+                    Slot::V(vars)
+                }
+            });
+        }
+        self.vals.insert(id, slots);
+    }
+
+    /// The value of `id` (constant, or defined earlier).
+    pub fn get(&mut self, id: Id) -> Result<Val, CompileError> {
+        if let Some(slots) = self.vals.get(&id).cloned() {
+            let ty = self.type_of(id)?;
+            let elems = self.elems(ty)?;
+            let leaves = slots
+                .iter()
+                .map(|s| match s {
+                    Slot::U(v) => Lv::U(self.b.use_var(*v)),
+                    Slot::A(v, st) => Lv::A(self.b.use_var(*v), *st),
+                    Slot::V(vs) => Lv::V(vs.iter().map(|v| self.b.use_var(*v)).collect()),
+                })
+                .collect();
+            return Ok(Val { leaves, elems });
+        }
+        if self.m.constants.contains_key(&id) {
+            return self.constant(id);
+        }
+        if self.m.globals.contains_key(&id) {
+            return self.global_address(id);
+        }
+        Err(CompileError::malformed(format!(
+            "%{id} is used before it is defined in kernel {}",
+            self.f.name
+        )))
+    }
+
+    /// Type of a value id.
+    pub fn type_of(&self, id: Id) -> Result<Id, CompileError> {
+        if let Some(t) = self.value_types().get(&id) {
+            return Ok(*t);
+        }
+        if let Some(c) = self.m.constants.get(&id) {
+            return Ok(c.ty);
+        }
+        if let Some(g) = self.m.globals.get(&id) {
+            return Ok(g.ty);
+        }
+        Err(CompileError::malformed(format!("%{id} has no known type")))
+    }
+
+    fn value_types(&self) -> &HashMap<Id, Id> {
+        &self.value_types
+    }
+
+    /// A constant's value (uniform leaves).
+    pub fn constant(&mut self, id: Id) -> Result<Val, CompileError> {
+        let c = self
+            .m
+            .constants
+            .get(&id)
+            .ok_or_else(|| CompileError::malformed(format!("%{id} is not a constant")))?
+            .clone();
+        let elems = self.elems(c.ty)?;
+        let mut leaves = Vec::with_capacity(elems.len());
+        match &c.value {
+            crate::spirv::ConstValue::Scalar(bits) => {
+                let e = *elems.first().ok_or_else(|| {
+                    CompileError::malformed(format!("constant %{id} of an empty type"))
+                })?;
+                leaves.push(Lv::U(self.scalar_const(e, *bits)));
+            }
+            crate::spirv::ConstValue::Null | crate::spirv::ConstValue::Undef => {
+                for e in elems.iter() {
+                    leaves.push(Lv::U(self.scalar_const(*e, 0)));
+                }
+            }
+            crate::spirv::ConstValue::Composite(parts) => {
+                for p in parts {
+                    let v = self.get(*p)?;
+                    leaves.extend(v.leaves);
+                }
+            }
+        }
+        if leaves.len() != elems.len() {
+            return Err(CompileError::malformed(format!(
+                "constant %{id} has {} components, its type {}",
+                leaves.len(),
+                elems.len()
+            )));
+        }
+        Ok(Val { leaves, elems })
+    }
+
+    /// A scalar constant of element `e` from raw bits.
+    pub fn scalar_const(&mut self, e: Elem, bits: u64) -> Value {
+        match e {
+            Elem::F32 => self.b.ins().f32const(f32::from_bits(bits as u32)),
+            Elem::F64 => self.b.ins().f64const(f64::from_bits(bits)),
+            Elem::Bool => self.b.ins().iconst(types::I8, i64::from(bits != 0)),
+            _ => {
+                let shift = 64 - e.bits();
+                let v = ((bits << shift) as i64) >> shift;
+                self.b.ins().iconst(e.scalar(), v)
+            }
+        }
+    }
+
+    /// A value whose every leaf is uniform.
+    pub fn uniform_val(&mut self, ty: Id, scalars: Vec<Value>) -> Result<Val, CompileError> {
+        let elems = self.elems(ty)?;
+        Ok(Val {
+            leaves: scalars.into_iter().map(Lv::U).collect(),
+            elems,
+        })
+    }
+
+    /// Declares (once) and returns a reference to the imported function `symbol`.
+    pub fn import_fn(
+        &mut self,
+        symbol: &str,
+        params: &[ir::AbiParam],
+        rets: &[ir::AbiParam],
+    ) -> Result<ir::FuncRef, CompileError> {
+        if let Some(r) = self.func_refs.get(symbol) {
+            return Ok(*r);
+        }
+        let mut sig = ir::Signature::new(self.jm.isa().default_call_conv());
+        sig.params.extend_from_slice(params);
+        sig.returns.extend_from_slice(rets);
+        let id: FuncId = self
+            .jm
+            .declare_function(symbol, Linkage::Import, &sig)
+            .map_err(|e| CompileError::codegen(format!("declaring {symbol}: {e}")))?;
+        let r = self.jm.declare_func_in_func(id, self.b.func);
+        self.func_refs.insert(symbol.to_string(), r);
+        Ok(r)
+    }
+
+    // ---- the work-group function ----
+
+    fn emit_work_group(&mut self) -> Result<(), CompileError> {
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let args = self.b.block_params(entry)[0];
+        let wg = self.b.block_params(entry)[1];
+        let g = self.load_group_env(args, wg);
+        self.genv = Some(g.clone());
+        self.define_params(args)?;
+        let w = i64::from(self.w);
+        // The lane-contiguous variant applies when every sub-group lies in one row.
+        let lx_rem = self.b.ins().urem_imm(g.local_size[0], w);
+        let lx_mult = self.b.ins().icmp_imm(IntCC::Equal, lx_rem, 0);
+        let rows = self.b.ins().imul(g.local_size[1], g.local_size[2]);
+        let one_row = self.b.ins().icmp_imm(IntCC::Equal, rows, 1);
+        let fast = self.b.ins().bor(lx_mult, one_row);
+
+        if self.regions.has_barriers() {
+            return self.emit_barrier_work_group(fast);
+        }
+
+        let sg_var = self.b.declare_var(types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(sg_var, zero);
+        let head = self.b.create_block();
+        let body_fast = self.b.create_block();
+        let body_gen = self.b.create_block();
+        let next = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(head);
+        let sg = self.b.use_var(sg_var);
+        let done = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, sg, g.n_sg);
+        let choose = self.b.create_block();
+        self.b.ins().brif(done, exit, &[], choose, &[]);
+        self.b.switch_to_block(choose);
+        self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
+
+        for (blk, contiguous) in [(body_fast, true), (body_gen, false)] {
+            self.b.switch_to_block(blk);
+            let sg = self.b.use_var(sg_var);
+            self.enter_sub_group(sg, contiguous, None)?;
+            self.emit_body(None, next)?;
+        }
+
+        self.b.switch_to_block(next);
+        let sg = self.b.use_var(sg_var);
+        let sg1 = self.b.ins().iadd_imm(sg, 1);
+        self.b.def_var(sg_var, sg1);
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(exit);
+        self.b.ins().return_(&[]);
+        Ok(())
+    }
+
+    /// Defines the kernel parameters from the argument block (uniform values).
+    fn define_params(&mut self, args: Value) -> Result<(), CompileError> {
+        let fl = ir::MemFlagsData::trusted().with_readonly();
+        let params = self.f.params.clone();
+        for (i, (id, ty)) in params.iter().enumerate() {
+            let off = *self
+                .arg_offsets
+                .get(i)
+                .ok_or_else(|| CompileError::codegen("argument offset missing"))?;
+            let by_val = self.m.decos(*id).is_some_and(|d| {
+                d.param_attrs
+                    .contains(&rspirv::spirv::FunctionParameterAttribute::ByVal)
+            });
+            let elems = self.elems(*ty)?;
+            let leaves = if by_val {
+                // The bytes of the struct are in the argument block: point at them.
+                vec![Lv::U(self.b.ins().iadd_imm(args, off as i64))]
+            } else {
+                let offs = self.leaf_offsets(*ty)?;
+                elems
+                    .iter()
+                    .zip(offs)
+                    .map(|(e, o)| {
+                        let v = self.b.ins().load(e.scalar(), fl, args, (off + o) as i32);
+                        Lv::U(if *e == Elem::Bool {
+                            self.b.ins().icmp_imm(IntCC::NotEqual, v, 0)
+                        } else {
+                            v
+                        })
+                    })
+                    .collect()
+            };
+            self.define(*id, Val { leaves, elems });
+        }
+        Ok(())
+    }
+
+    fn load_group_env(&mut self, args: Value, wg: Value) -> GroupEnv {
+        let fl = ir::MemFlagsData::trusted().with_readonly();
+        let i64t = types::I64;
+        let wo = |f: usize| i32::try_from(f).unwrap_or(0);
+        let nd = self.b.ins().load(
+            i64t,
+            fl,
+            wg,
+            wo(std::mem::offset_of!(WorkGroupState, ndrange)),
+        );
+        let mut load3 = |b: &mut FunctionBuilder, base: Value, off: usize| -> [Value; 3] {
+            [0, 1, 2].map(|d| b.ins().load(i64t, fl, base, wo(off + 8 * d)))
+        };
+        let group_id = load3(
+            &mut self.b,
+            wg,
+            std::mem::offset_of!(WorkGroupState, group_id),
+        );
+        let local_size = load3(
+            &mut self.b,
+            wg,
+            std::mem::offset_of!(WorkGroupState, local_size),
+        );
+        let global_offset = load3(
+            &mut self.b,
+            nd,
+            std::mem::offset_of!(NdRangeInfo, global_offset),
+        );
+        let global_size = load3(
+            &mut self.b,
+            nd,
+            std::mem::offset_of!(NdRangeInfo, global_size),
+        );
+        let enqueued = load3(
+            &mut self.b,
+            nd,
+            std::mem::offset_of!(NdRangeInfo, enqueued_local_size),
+        );
+        let num_groups = load3(
+            &mut self.b,
+            nd,
+            std::mem::offset_of!(NdRangeInfo, num_groups),
+        );
+        let work_dim = self.b.ins().load(
+            types::I32,
+            fl,
+            nd,
+            wo(std::mem::offset_of!(NdRangeInfo, work_dim)),
+        );
+        let local_mem = self.b.ins().load(
+            i64t,
+            fl,
+            wg,
+            wo(std::mem::offset_of!(WorkGroupState, local_mem)),
+        );
+        let scratch = self.b.ins().load(
+            i64t,
+            fl,
+            wg,
+            wo(std::mem::offset_of!(WorkGroupState, scratch)),
+        );
+        let lxy = self.b.ins().imul(local_size[0], local_size[1]);
+        let linear = self.b.ins().imul(lxy, local_size[2]);
+        let wm1 = self.b.ins().iadd_imm(linear, i64::from(self.w) - 1);
+        let n_sg = self.b.ins().udiv_imm(wm1, i64::from(self.w));
+        GroupEnv {
+            args,
+            wg,
+            nd,
+            work_dim,
+            group_id,
+            local_size,
+            global_offset,
+            global_size,
+            enqueued,
+            num_groups,
+            local_mem,
+            scratch,
+            linear,
+            n_sg,
+        }
+    }
+
+    /// Computes the sub-group's values (ids, mask, private base) at the current point.
+    pub fn enter_sub_group(
+        &mut self,
+        sg: Value,
+        contiguous: bool,
+        private_base: Option<Value>,
+    ) -> Result<(), CompileError> {
+        let g = self
+            .genv
+            .clone()
+            .ok_or_else(|| CompileError::codegen("group env missing"))?;
+        let w = i64::from(self.w);
+        let first = self.b.ins().imul_imm(sg, w);
+        let rem = self.b.ins().isub(g.linear, first);
+        let wc = self.b.ins().iconst(types::I64, w);
+        let size = self.b.ins().umin(rem, wc);
+        let size32 = self.b.ins().ireduce(types::I32, size);
+        let lim = self.b.ins().splat(types::I32X4, size32);
+        let mut mask = Vec::new();
+        for c in 0..(self.w / 4) as usize {
+            let io = self.iota_chunk(Elem::I32, c, 1);
+            mask.push(self.b.ins().icmp(IntCC::SignedLessThan, io, lim));
+        }
+        let (row, general) = if contiguous {
+            let x0 = self.b.ins().urem(first, g.local_size[0]);
+            let r = self.b.ins().udiv(first, g.local_size[0]);
+            let y0 = self.b.ins().urem(r, g.local_size[1]);
+            let z0 = self.b.ins().udiv(r, g.local_size[1]);
+            (Some([x0, y0, z0]), None)
+        } else {
+            let lin = Lv::A(first, 1);
+            let ls = g.local_size;
+            let lx = self.per_lane(&[(Elem::I64, &lin)], Elem::I64, |t, x| {
+                t.b.ins().urem(x[0], ls[0])
+            });
+            let r = self.per_lane(&[(Elem::I64, &lin)], Elem::I64, |t, x| {
+                t.b.ins().udiv(x[0], ls[0])
+            });
+            let ly = self.per_lane(&[(Elem::I64, &r)], Elem::I64, |t, x| {
+                t.b.ins().urem(x[0], ls[1])
+            });
+            let lz = self.per_lane(&[(Elem::I64, &r)], Elem::I64, |t, x| {
+                t.b.ins().udiv(x[0], ls[1])
+            });
+            (None, Some([lx, ly, lz]))
+        };
+        let private_base = match private_base {
+            Some(p) => p,
+            None => self.private_stack_base(),
+        };
+        self.sgenv = Some(SubGroupEnv {
+            sg,
+            first,
+            size,
+            row,
+            general,
+            mask,
+            private_base,
+        });
+        Ok(())
+    }
+
+    /// The value of a built-in variable (all components).
+    pub fn builtin_value(&mut self, b: BuiltIn) -> Result<Vec<Lv>, CompileError> {
+        let g = self
+            .genv
+            .clone()
+            .ok_or_else(|| CompileError::codegen("group env missing"))?;
+        let s = self
+            .sgenv
+            .clone()
+            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+        let u3 = |a: [Value; 3]| a.iter().map(|v| Lv::U(*v)).collect::<Vec<_>>();
+        let local_id = |t: &mut Self| -> Vec<Lv> {
+            match (&s.row, &s.general) {
+                (Some(r), _) => vec![Lv::A(r[0], 1), Lv::U(r[1]), Lv::U(r[2])],
+                (None, Some(gl)) => gl.to_vec(),
+                _ => {
+                    let z = t.b.ins().iconst(types::I64, 0);
+                    vec![Lv::U(z); 3]
+                }
+            }
+        };
+        let i32u = |t: &mut Self, v: Value| -> Lv { Lv::U(t.b.ins().ireduce(types::I32, v)) };
+        Ok(match b {
+            BuiltIn::LocalInvocationId => local_id(self),
+            BuiltIn::GlobalInvocationId => {
+                let lid = local_id(self);
+                let mut out = Vec::new();
+                for d in 0..3 {
+                    let base = self.b.ins().imul(g.group_id[d], g.enqueued[d]);
+                    let base = self.b.ins().iadd(base, g.global_offset[d]);
+                    out.push(self.add_uniform(Elem::I64, &lid[d], base));
+                }
+                out
+            }
+            BuiltIn::WorkgroupId => u3(g.group_id),
+            BuiltIn::NumWorkgroups => u3(g.num_groups),
+            BuiltIn::GlobalSize => u3(g.global_size),
+            BuiltIn::WorkgroupSize => u3(g.local_size),
+            BuiltIn::EnqueuedWorkgroupSize => u3(g.enqueued),
+            BuiltIn::GlobalOffset => u3(g.global_offset),
+            BuiltIn::WorkDim => vec![Lv::U(g.work_dim)],
+            BuiltIn::LocalInvocationIndex => vec![Lv::A(s.first, 1)],
+            BuiltIn::GlobalLinearId => {
+                // ((gz - oz) * gsy + (gy - oy)) * gsx + (gx - ox), with g - o = group*enq + lid.
+                let lid = local_id(self);
+                let mut acc: Option<Lv> = None;
+                for d in (0..3).rev() {
+                    let base = self.b.ins().imul(g.group_id[d], g.enqueued[d]);
+                    let gd = self.add_uniform(Elem::I64, &lid[d], base);
+                    acc = Some(match acc {
+                        None => gd,
+                        Some(a) => {
+                            let scaled = self.mul_uniform(Elem::I64, &a, g.global_size[d]);
+                            self.add_lv(Elem::I64, &scaled, &gd)
+                        }
+                    });
+                }
+                vec![acc.unwrap_or(Lv::U(s.first))]
+            }
+            BuiltIn::SubgroupSize => vec![i32u(self, s.size)],
+            BuiltIn::SubgroupMaxSize => {
+                vec![Lv::U(self.b.ins().iconst(types::I32, i64::from(self.w)))]
+            }
+            BuiltIn::NumSubgroups => vec![i32u(self, g.n_sg)],
+            BuiltIn::NumEnqueuedSubgroups => {
+                let e01 = self.b.ins().imul(g.enqueued[0], g.enqueued[1]);
+                let e = self.b.ins().imul(e01, g.enqueued[2]);
+                let e = self.b.ins().iadd_imm(e, i64::from(self.w) - 1);
+                let n = self.b.ins().udiv_imm(e, i64::from(self.w));
+                vec![i32u(self, n)]
+            }
+            BuiltIn::SubgroupId => vec![i32u(self, s.sg)],
+            BuiltIn::SubgroupLocalInvocationId => {
+                let z = self.b.ins().iconst(types::I32, 0);
+                vec![Lv::A(z, 1)]
+            }
+            other => {
+                return Err(CompileError::unsupported(format!(
+                    "unsupported built-in variable {other:?} in kernel {}",
+                    self.f.name
+                )))
+            }
+        })
+    }
+
+    /// `lv + u` for a uniform `u`, keeping affine values affine.
+    pub fn add_uniform(&mut self, e: Elem, lv: &Lv, u: Value) -> Lv {
+        match lv {
+            Lv::U(x) => Lv::U(self.b.ins().iadd(*x, u)),
+            Lv::A(x, s) => Lv::A(self.b.ins().iadd(*x, u), *s),
+            Lv::V(_) => self.add_lv(e, lv, &Lv::U(u)),
+        }
+    }
+
+    /// `lv * u` for a uniform `u`.
+    pub fn mul_uniform(&mut self, e: Elem, lv: &Lv, u: Value) -> Lv {
+        self.vec_op2(
+            e,
+            lv,
+            &Lv::U(u),
+            |t, a, b| t.b.ins().imul(a, b),
+            |t, a, b| t.b.ins().imul(a, b),
+        )
+    }
+}

@@ -1,0 +1,392 @@
+//! The lane model's value representation and the helpers every lowering uses.
+//!
+//! A scalar SPIR-V value of a sub-group is one of:
+//! - [`Lv::U`]: uniform, one Cranelift scalar;
+//! - [`Lv::A`]: affine in the lane index, `base + lane * stride` (work-item ids and
+//!   addresses derived from them), kept symbolic so contiguous accesses are found
+//!   statically and never materialised unless needed;
+//! - [`Lv::V`]: varying, W lanes in 128-bit Cranelift vectors ("chunks"; W = 8 f32 is
+//!   two f32x4). Booleans are i32 lanes (all ones = true) so they double as masks.
+//!
+//! Composite values (OpenCL vectors, structs, arrays) are lists of such leaves.
+//! Per-lane scalar fallback code (extract, scalar op, insert) lives only in
+//! [`Tr::per_lane`] and [`Tr::lanes_of`]/[`Tr::from_lanes`].
+
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Type, Value};
+
+use super::Tr;
+
+/// Element type of a leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl Elem {
+    /// The Cranelift scalar type (bools are i8 0/1 when uniform).
+    pub fn scalar(self) -> Type {
+        match self {
+            Elem::Bool | Elem::I8 => types::I8,
+            Elem::I16 => types::I16,
+            Elem::I32 => types::I32,
+            Elem::I64 => types::I64,
+            Elem::F32 => types::F32,
+            Elem::F64 => types::F64,
+        }
+    }
+
+    /// The 128-bit vector type of a chunk and its lane count.
+    pub fn chunk(self) -> (Type, u32) {
+        match self {
+            Elem::Bool | Elem::I32 => (types::I32X4, 4),
+            Elem::I8 => (types::I8X16, 16),
+            Elem::I16 => (types::I16X8, 8),
+            Elem::I64 => (types::I64X2, 2),
+            Elem::F32 => (types::F32X4, 4),
+            Elem::F64 => (types::F64X2, 2),
+        }
+    }
+
+    /// Size in memory in bytes.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Elem::Bool | Elem::I8 => 1,
+            Elem::I16 => 2,
+            Elem::I32 | Elem::F32 => 4,
+            Elem::I64 | Elem::F64 => 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Elem::F32 | Elem::F64)
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, Elem::I8 | Elem::I16 | Elem::I32 | Elem::I64)
+    }
+
+    pub fn bits(self) -> u32 {
+        self.bytes() * 8
+    }
+}
+
+/// One leaf value of a sub-group.
+#[derive(Clone, Debug)]
+pub enum Lv {
+    U(Value),
+    V(Vec<Value>),
+    /// `base + lane * stride` (integers and pointers only; stride in elements of the
+    /// value's own type, wrapping at its width).
+    A(Value, i64),
+}
+
+impl Lv {
+    pub fn is_uniform(&self) -> bool {
+        matches!(self, Lv::U(_))
+    }
+}
+
+/// A whole SPIR-V value: its leaves and their element types.
+#[derive(Clone, Debug)]
+pub struct Val {
+    pub leaves: Vec<Lv>,
+    pub elems: std::rc::Rc<Vec<Elem>>,
+}
+
+pub(crate) fn little() -> ir::MemFlagsData {
+    ir::MemFlagsData::new().with_endianness(ir::Endianness::Little)
+}
+
+impl Tr<'_, '_> {
+    /// Number of chunks of a varying value of `e`.
+    pub fn nchunks(&self, e: Elem) -> usize {
+        let (_, lpc) = e.chunk();
+        self.w.div_ceil(lpc) as usize
+    }
+
+    /// A vector constant of type `ty` from little-endian bytes.
+    pub fn vconst_bytes(&mut self, ty: Type, bytes: Vec<u8>) -> Value {
+        let c = self.b.func.dfg.constants.insert(bytes.into());
+        self.b.ins().vconst(ty, c)
+    }
+
+    /// Chunk `c` of the lane-index vector scaled by `stride`, for element `e`.
+    pub fn iota_chunk(&mut self, e: Elem, c: usize, stride: i64) -> Value {
+        let (ty, lpc) = e.chunk();
+        let mut bytes = Vec::with_capacity(16);
+        for j in 0..lpc as i64 {
+            let v = (c as i64 * lpc as i64 + j).wrapping_mul(stride);
+            match e.bytes() {
+                1 => bytes.extend_from_slice(&(v as i8).to_le_bytes()),
+                2 => bytes.extend_from_slice(&(v as i16).to_le_bytes()),
+                4 => bytes.extend_from_slice(&(v as i32).to_le_bytes()),
+                _ => bytes.extend_from_slice(&v.to_le_bytes()),
+            }
+        }
+        self.vconst_bytes(ty, bytes)
+    }
+
+    /// A zero chunk list (all lanes false for bools).
+    pub fn zero_vec(&mut self, e: Elem) -> Vec<Value> {
+        let (ty, _) = e.chunk();
+        (0..self.nchunks(e))
+            .map(|_| self.vconst_bytes(ty, vec![0; 16]))
+            .collect()
+    }
+
+    /// Converts a uniform bool (i8 0/1) to an all-ones/zero i32.
+    pub fn bool_to_i32_mask(&mut self, v: Value) -> Value {
+        self.b.ins().bmask(types::I32, v)
+    }
+
+    /// Splat of a uniform scalar into chunks.
+    pub fn splat(&mut self, e: Elem, v: Value) -> Vec<Value> {
+        let (ty, _) = e.chunk();
+        let s = if e == Elem::Bool {
+            self.bool_to_i32_mask(v)
+        } else {
+            v
+        };
+        let x = self.b.ins().splat(ty, s);
+        vec![x; self.nchunks(e)]
+    }
+
+    /// The chunks of `lv` (materialising uniform and affine values).
+    pub fn to_vec(&mut self, e: Elem, lv: &Lv) -> Vec<Value> {
+        match lv {
+            Lv::V(v) => v.clone(),
+            Lv::U(u) => self.splat(e, *u),
+            Lv::A(base, stride) => {
+                let (ty, _) = e.chunk();
+                let s = self.b.ins().splat(ty, *base);
+                (0..self.nchunks(e))
+                    .map(|c| {
+                        let io = self.iota_chunk(e, c, *stride);
+                        self.b.ins().iadd(s, io)
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The W scalar lane values of `lv` (bools as i8 0/1).
+    pub fn lanes_of(&mut self, e: Elem, lv: &Lv) -> Vec<Value> {
+        let w = self.w as usize;
+        match lv {
+            Lv::U(u) => vec![*u; w],
+            Lv::A(base, stride) => (0..w)
+                .map(|l| {
+                    if l == 0 {
+                        *base
+                    } else {
+                        self.b.ins().iadd_imm(*base, stride.wrapping_mul(l as i64))
+                    }
+                })
+                .collect(),
+            Lv::V(chunks) => {
+                let (_, lpc) = e.chunk();
+                (0..w)
+                    .map(|l| {
+                        let c = chunks[l / lpc as usize];
+                        let x = self.b.ins().extractlane(c, (l % lpc as usize) as u8);
+                        if e == Elem::Bool {
+                            self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+                        } else {
+                            x
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Packs W scalar lane values (bools as i8) into a varying value.
+    pub fn from_lanes(&mut self, e: Elem, lanes: &[Value]) -> Lv {
+        let (ty, lpc) = e.chunk();
+        let lpc = lpc as usize;
+        let mut chunks = Vec::new();
+        for c in 0..self.nchunks(e) {
+            let mut v: Option<Value> = None;
+            for j in 0..lpc {
+                let l = c * lpc + j;
+                if l >= lanes.len() {
+                    break;
+                }
+                let x = if e == Elem::Bool {
+                    self.bool_to_i32_mask(lanes[l])
+                } else {
+                    lanes[l]
+                };
+                v = Some(match v {
+                    None => self.b.ins().splat(ty, x),
+                    Some(vv) => self.b.ins().insertlane(vv, x, j as u8),
+                });
+            }
+            let v = match v {
+                Some(v) => v,
+                None => self.vconst_bytes(ty, vec![0; 16]),
+            };
+            chunks.push(v);
+        }
+        Lv::V(chunks)
+    }
+
+    /// Applies a scalar operation lane by lane: uniform if every input is uniform,
+    /// else extracted, computed per lane and packed. The single place of per-lane
+    /// fallback code.
+    pub fn per_lane(
+        &mut self,
+        args: &[(Elem, &Lv)],
+        out: Elem,
+        mut f: impl FnMut(&mut Tr<'_, '_>, &[Value]) -> Value,
+    ) -> Lv {
+        if args.iter().all(|(_, a)| a.is_uniform()) {
+            let scalars: Vec<Value> = args
+                .iter()
+                .map(|(_, a)| match a {
+                    Lv::U(u) => *u,
+                    _ => unreachable!("checked uniform"),
+                })
+                .collect();
+            return Lv::U(f(self, &scalars));
+        }
+        let lanes: Vec<Vec<Value>> = args.iter().map(|(e, a)| self.lanes_of(*e, a)).collect();
+        let res: Vec<Value> = (0..self.w as usize)
+            .map(|l| {
+                let xs: Vec<Value> = lanes.iter().map(|v| v[l]).collect();
+                f(self, &xs)
+            })
+            .collect();
+        self.from_lanes(out, &res)
+    }
+
+    /// Chunk-wise operation on varying operands of the same element type (uniform
+    /// operands are splatted); uniform inputs give a uniform scalar result via `scalar`.
+    pub fn vec_op2(
+        &mut self,
+        e: Elem,
+        a: &Lv,
+        b: &Lv,
+        scalar: impl Fn(&mut Tr<'_, '_>, Value, Value) -> Value,
+        vector: impl Fn(&mut Tr<'_, '_>, Value, Value) -> Value,
+    ) -> Lv {
+        if let (Lv::U(x), Lv::U(y)) = (a, b) {
+            return Lv::U(scalar(self, *x, *y));
+        }
+        let va = self.to_vec(e, a);
+        let vb = self.to_vec(e, b);
+        Lv::V(
+            va.iter()
+                .zip(&vb)
+                .map(|(x, y)| vector(self, *x, *y))
+                .collect(),
+        )
+    }
+
+    /// Chunk-wise unary operation.
+    pub fn vec_op1(&mut self, e: Elem, a: &Lv, f: impl Fn(&mut Tr<'_, '_>, Value) -> Value) -> Lv {
+        match a {
+            Lv::U(x) => Lv::U(f(self, *x)),
+            _ => {
+                let va = self.to_vec(e, a);
+                Lv::V(va.iter().map(|x| f(self, *x)).collect())
+            }
+        }
+    }
+
+    // ---- masks: W/4 chunks of i32x4 ----
+
+    /// Lane-wise AND of two masks.
+    pub fn mask_and(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| self.b.ins().band(*x, *y))
+            .collect()
+    }
+
+    /// `a & !b`.
+    pub fn mask_and_not(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| self.b.ins().band_not(*x, *y))
+            .collect()
+    }
+
+    pub fn mask_or(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| self.b.ins().bor(*x, *y))
+            .collect()
+    }
+
+    /// i8: some lane of `m` is set.
+    pub fn mask_any(&mut self, m: &[Value]) -> Value {
+        let mut acc = m[0];
+        for x in &m[1..] {
+            acc = self.b.ins().bor(acc, *x);
+        }
+        self.b.ins().vany_true(acc)
+    }
+
+    /// i8: every lane of `m` is set.
+    pub fn mask_all(&mut self, m: &[Value]) -> Value {
+        let mut acc = m[0];
+        for x in &m[1..] {
+            acc = self.b.ins().band(acc, *x);
+        }
+        self.b.ins().vall_true(acc)
+    }
+
+    /// A bool leaf as a mask (W/4 i32x4 chunks).
+    pub fn bool_mask(&mut self, lv: &Lv) -> Vec<Value> {
+        self.to_vec(Elem::Bool, lv)
+    }
+
+    /// Chunk of `mask` converted to the lane layout of element `e` (for bitselect on
+    /// chunks of `e`), for 32-bit element types only.
+    pub fn select_vec(&mut self, e: Elem, mask: &[Value], a: &Lv, b: &Lv) -> Lv {
+        match e {
+            Elem::I32 | Elem::F32 | Elem::Bool => {
+                let (ty, _) = e.chunk();
+                let va = self.to_vec(e, a);
+                let vb = self.to_vec(e, b);
+                Lv::V(
+                    mask.iter()
+                        .zip(va.iter().zip(&vb))
+                        .map(|(m, (x, y))| {
+                            let m = if ty == types::I32X4 {
+                                *m
+                            } else {
+                                self.b.ins().bitcast(ty, little(), *m)
+                            };
+                            self.b.ins().bitselect(m, *x, *y)
+                        })
+                        .collect(),
+                )
+            }
+            _ => {
+                let m = Lv::V(mask.to_vec());
+                self.per_lane(&[(Elem::Bool, &m), (e, a), (e, b)], e, |t, x| {
+                    t.b.ins().select(x[0], x[1], x[2])
+                })
+            }
+        }
+    }
+
+    /// An integer constant of element `e`.
+    pub fn iconst(&mut self, e: Elem, v: i64) -> Value {
+        self.b.ins().iconst(e.scalar(), v)
+    }
+
+    /// A scalar lane-active test: lane `l` of `mask` (i8).
+    pub fn lane_active(&mut self, mask: &[Value], l: usize) -> Value {
+        let x = self.b.ins().extractlane(mask[l / 4], (l % 4) as u8);
+        self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+    }
+}

@@ -1,0 +1,614 @@
+//! Our typed view of a SPIR-V module: types, constants, global variables and functions
+//! decoded once from the words (by [`decode`]) and validated there, so that analysis and
+//! lowering never re-read raw words and never meet an instruction we do not know.
+//!
+//! This module does not generate code and does not know about lanes.
+
+mod decode;
+
+pub use decode::decode;
+
+use std::collections::HashMap;
+
+pub use rspirv::spirv::BuiltIn;
+
+/// A SPIR-V result id.
+pub type Id = u32;
+
+/// Where a pointer points (SPIR-V storage classes an OpenCL kernel can use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Storage {
+    /// Per-work-item variables (`OpVariable Function`) and private globals.
+    Function,
+    /// `__global`.
+    CrossWorkgroup,
+    /// `__constant`.
+    UniformConstant,
+    /// `__local`.
+    Workgroup,
+    /// Built-in input variables.
+    Input,
+    /// The generic address space.
+    Generic,
+}
+
+/// A SPIR-V type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    Void,
+    Bool,
+    /// OpenCL SPIR-V integers carry no signedness; operations decide.
+    Int {
+        bits: u32,
+    },
+    Float {
+        bits: u32,
+    },
+    Vector {
+        elem: Id,
+        count: u32,
+    },
+    Array {
+        elem: Id,
+        len: u64,
+    },
+    RuntimeArray {
+        elem: Id,
+    },
+    Struct {
+        members: Vec<Id>,
+        packed: bool,
+    },
+    Pointer {
+        storage: Storage,
+        pointee: Id,
+    },
+    Function {
+        ret: Id,
+        params: Vec<Id>,
+    },
+    /// `event_t` and other opaque handles we pass around as 64-bit values.
+    Event,
+    /// Types we decode but cannot generate code for (images, samplers, pipes...): the
+    /// name is used in error messages when a kernel actually uses one.
+    Unsupported(&'static str),
+}
+
+/// Value of a constant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstValue {
+    /// Integer or float bits (zero-extended), or a bool as 0/1.
+    Scalar(u64),
+    Composite(Vec<Id>),
+    /// `OpConstantNull`: all zeros.
+    Null,
+    /// `OpUndef`: any value; we use zeros.
+    Undef,
+}
+
+/// A constant (or `OpUndef`) of type `ty`.
+#[derive(Clone, Debug)]
+pub struct Constant {
+    pub ty: Id,
+    pub value: ConstValue,
+}
+
+/// A module-scope `OpVariable`.
+#[derive(Clone, Debug)]
+pub struct GlobalVar {
+    /// The pointer type of the variable.
+    pub ty: Id,
+    pub storage: Storage,
+    pub builtin: Option<BuiltIn>,
+    pub init: Option<Id>,
+    pub name: String,
+}
+
+/// Binary operations with two operands of the same shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    IAdd,
+    ISub,
+    IMul,
+    UDiv,
+    SDiv,
+    UMod,
+    SRem,
+    SMod,
+    FAdd,
+    FSub,
+    FMul,
+    FDiv,
+    FRem,
+    FMod,
+    Shl,
+    LShr,
+    AShr,
+    And,
+    Or,
+    Xor,
+    LogicalAnd,
+    LogicalOr,
+    LogicalEqual,
+    LogicalNotEqual,
+    IEqual,
+    INotEqual,
+    UGreaterThan,
+    SGreaterThan,
+    UGreaterThanEqual,
+    SGreaterThanEqual,
+    ULessThan,
+    SLessThan,
+    ULessThanEqual,
+    SLessThanEqual,
+    FOrdEqual,
+    FUnordEqual,
+    FOrdNotEqual,
+    FUnordNotEqual,
+    FOrdLessThan,
+    FUnordLessThan,
+    FOrdGreaterThan,
+    FUnordGreaterThan,
+    FOrdLessThanEqual,
+    FUnordLessThanEqual,
+    FOrdGreaterThanEqual,
+    FUnordGreaterThanEqual,
+    Ordered,
+    Unordered,
+    LessOrGreater,
+}
+
+/// Unary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    SNegate,
+    FNegate,
+    Not,
+    LogicalNot,
+    IsNan,
+    IsInf,
+    IsFinite,
+    IsNormal,
+    SignBitSet,
+    BitCount,
+    BitReverse,
+    /// `any(bvec)`: reduces a vector of bools.
+    Any,
+    /// `all(bvec)`.
+    All,
+}
+
+/// Numeric conversions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvOp {
+    FToU,
+    FToS,
+    SToF,
+    UToF,
+    UConvert,
+    SConvert,
+    FConvert,
+    SatSToU,
+    SatUToS,
+}
+
+/// Rounding mode of a conversion (`FPRoundingMode` decoration).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    Rte,
+    Rtz,
+    Rtp,
+    Rtn,
+}
+
+/// Atomic read-modify-write operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Load,
+    Store,
+    Exchange,
+    CompareExchange,
+    IIncrement,
+    IDecrement,
+    IAdd,
+    ISub,
+    SMin,
+    UMin,
+    SMax,
+    UMax,
+    And,
+    Or,
+    Xor,
+    FAdd,
+    FMin,
+    FMax,
+}
+
+/// Group (sub-group / work-group) collective operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupOp {
+    All,
+    Any,
+    Broadcast,
+    IAdd,
+    FAdd,
+    FMin,
+    UMin,
+    SMin,
+    FMax,
+    UMax,
+    SMax,
+    IMul,
+    FMul,
+    And,
+    Or,
+    Xor,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+    /// `OpSubgroupShuffleINTEL` (data, invocation id).
+    Shuffle,
+    /// `OpSubgroupShuffleDownINTEL` (current, next, delta).
+    ShuffleDown,
+    /// `OpSubgroupShuffleUpINTEL` (previous, current, delta).
+    ShuffleUp,
+    /// `OpSubgroupShuffleXorINTEL` (data, mask).
+    ShuffleXor,
+    /// `OpSubgroupBlockReadINTEL` (ptr).
+    BlockRead,
+    /// `OpSubgroupBlockWriteINTEL` (ptr, data).
+    BlockWrite,
+    /// `OpGroupNonUniformElect`.
+    Elect,
+}
+
+/// How a reduction-like group operation combines lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupMode {
+    Reduce,
+    InclusiveScan,
+    ExclusiveScan,
+}
+
+/// The scope of a group operation or barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    CrossDevice,
+    Device,
+    Workgroup,
+    Subgroup,
+    Invocation,
+}
+
+/// One non-terminator instruction.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Binary(BinOp, Id, Id),
+    Unary(UnOp, Id),
+    Convert {
+        op: ConvOp,
+        value: Id,
+        saturate: bool,
+        rounding: Option<Rounding>,
+    },
+    Bitcast(Id),
+    ConvertPtrToU(Id),
+    ConvertUToPtr(Id),
+    /// Pointer casts between address spaces (generic <-> named): no-ops on a CPU.
+    PtrCast(Id),
+    Select {
+        cond: Id,
+        a: Id,
+        b: Id,
+    },
+    Phi(Vec<(Id, Id)>),
+    Load {
+        ptr: Id,
+        align: u32,
+    },
+    Store {
+        ptr: Id,
+        value: Id,
+        align: u32,
+    },
+    CopyMemory {
+        dst: Id,
+        src: Id,
+        size: Option<Id>,
+    },
+    /// `OpAccessChain` (element = None) and `OpPtrAccessChain` (element = Some).
+    AccessChain {
+        base: Id,
+        element: Option<Id>,
+        indices: Vec<Id>,
+    },
+    CompositeExtract {
+        composite: Id,
+        indices: Vec<u32>,
+    },
+    CompositeInsert {
+        object: Id,
+        composite: Id,
+        indices: Vec<u32>,
+    },
+    CompositeConstruct(Vec<Id>),
+    VectorExtractDynamic {
+        vector: Id,
+        index: Id,
+    },
+    VectorInsertDynamic {
+        vector: Id,
+        component: Id,
+        index: Id,
+    },
+    VectorShuffle {
+        a: Id,
+        b: Id,
+        components: Vec<u32>,
+    },
+    CopyObject(Id),
+    /// `OpDot`: dot product of two float vectors.
+    Dot(Id, Id),
+    /// `OpVariable Function`: per-work-item storage.
+    Variable {
+        init: Option<Id>,
+    },
+    /// OpenCL.std extended instruction `opcode`.
+    ExtInst {
+        opcode: u32,
+        args: Vec<Id>,
+    },
+    Call {
+        function: Id,
+        args: Vec<Id>,
+    },
+    Atomic {
+        op: AtomicOp,
+        ptr: Id,
+        scope: Id,
+        /// Operands after pointer/scope/semantics (value; or value, comparator).
+        args: Vec<Id>,
+    },
+    ControlBarrier {
+        exec_scope: Id,
+        mem_scope: Id,
+    },
+    MemoryBarrier,
+    Group {
+        op: GroupOp,
+        scope: Id,
+        mode: Option<GroupMode>,
+        args: Vec<Id>,
+    },
+    /// Instructions with no effect on code (OpLifetimeStart/Stop, OpLine, assume...).
+    Nop,
+}
+
+/// One instruction with its result.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    pub result: Option<Id>,
+    pub ty: Option<Id>,
+    pub op: Op,
+}
+
+/// How a block ends.
+#[derive(Clone, Debug)]
+pub enum Terminator {
+    Branch(Id),
+    BranchCond {
+        cond: Id,
+        t: Id,
+        f: Id,
+    },
+    Switch {
+        selector: Id,
+        default: Id,
+        targets: Vec<(u64, Id)>,
+    },
+    Return,
+    ReturnValue(Id),
+    Unreachable,
+}
+
+impl Terminator {
+    /// Successor labels, in order (duplicates possible).
+    pub fn successors(&self) -> Vec<Id> {
+        match self {
+            Terminator::Branch(b) => vec![*b],
+            Terminator::BranchCond { t, f, .. } => vec![*t, *f],
+            Terminator::Switch {
+                default, targets, ..
+            } => {
+                let mut v = vec![*default];
+                v.extend(targets.iter().map(|(_, b)| *b));
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A basic block.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub label: Id,
+    pub insts: Vec<Inst>,
+    pub term: Terminator,
+}
+
+/// A function (kernel or callee). Imported functions have no blocks.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub id: Id,
+    pub name: String,
+    pub ret: Id,
+    pub params: Vec<(Id, Id)>,
+    pub blocks: Vec<Block>,
+    /// `LinkageAttributes ... Import`: a declaration resolved to a built-in by name.
+    pub import: Option<String>,
+}
+
+/// Execution modes of a kernel we care about.
+#[derive(Clone, Debug, Default)]
+pub struct ExecModes {
+    pub local_size: Option<[u32; 3]>,
+    pub local_size_hint: Option<[u32; 3]>,
+    pub sub_group_size: Option<u32>,
+    pub vec_type_hint: Option<u32>,
+    pub contraction_off: bool,
+}
+
+/// An `OpEntryPoint Kernel`.
+#[derive(Clone, Debug)]
+pub struct EntryPoint {
+    pub function: Id,
+    pub name: String,
+    pub modes: ExecModes,
+}
+
+/// Decorations we use.
+#[derive(Clone, Debug, Default)]
+pub struct Decorations {
+    pub alignment: Option<u32>,
+    pub rounding: Option<Rounding>,
+    pub saturated: bool,
+    pub packed: bool,
+    pub builtin: Option<BuiltIn>,
+    /// `FuncParamAttr` values (`NoWrite` = const, `NoAlias` = restrict...).
+    pub param_attrs: Vec<rspirv::spirv::FunctionParameterAttribute>,
+    pub volatile: bool,
+    pub import: Option<String>,
+}
+
+/// A decoded, validated module.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub bound: u32,
+    pub types: HashMap<Id, Type>,
+    pub constants: HashMap<Id, Constant>,
+    pub globals: HashMap<Id, GlobalVar>,
+    /// Global variables in declaration order (layout of `__local` and constant data).
+    pub global_order: Vec<Id>,
+    pub functions: HashMap<Id, Function>,
+    pub entry_points: Vec<EntryPoint>,
+    pub names: HashMap<Id, String>,
+    pub decorations: HashMap<Id, Decorations>,
+    /// `OpString` contents (clang's `kernel_arg_type.<kernel>.<types>` strings).
+    pub strings: Vec<String>,
+}
+
+/// Size, alignment and scalar kind of a type in the OpenCL (C) memory layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub size: u64,
+    pub align: u64,
+}
+
+impl Module {
+    /// The type `id`, or a Malformed-module error naming it.
+    pub fn ty(&self, id: Id) -> Result<&Type, crate::CompileError> {
+        self.types
+            .get(&id)
+            .ok_or_else(|| crate::CompileError::malformed(format!("%{id} is not a type")))
+    }
+
+    /// The name given by `OpName`, or `%id`.
+    pub fn name_of(&self, id: Id) -> String {
+        self.names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| format!("%{id}"))
+    }
+
+    /// Decorations of `id` (empty when none).
+    pub fn decos(&self, id: Id) -> Option<&Decorations> {
+        self.decorations.get(&id)
+    }
+
+    /// Memory layout of type `id` (natural alignment; 3-component vectors take 4).
+    pub fn layout(&self, id: Id) -> Result<Layout, crate::CompileError> {
+        Ok(match self.ty(id)? {
+            Type::Void => Layout { size: 1, align: 1 },
+            Type::Bool => Layout { size: 1, align: 1 },
+            Type::Int { bits } | Type::Float { bits } => {
+                let b = u64::from(*bits / 8).max(1);
+                Layout { size: b, align: b }
+            }
+            Type::Vector { elem, count } => {
+                let e = self.layout(*elem)?;
+                let n = if *count == 3 { 4 } else { u64::from(*count) };
+                Layout {
+                    size: e.size * n,
+                    align: e.size * n,
+                }
+            }
+            Type::Array { elem, len } => {
+                let e = self.layout(*elem)?;
+                let stride = e.size.next_multiple_of(e.align);
+                Layout {
+                    size: stride.saturating_mul(*len),
+                    align: e.align,
+                }
+            }
+            Type::RuntimeArray { elem } => {
+                let e = self.layout(*elem)?;
+                Layout {
+                    size: 0,
+                    align: e.align,
+                }
+            }
+            Type::Struct { members, packed } => {
+                let mut off = 0u64;
+                let mut align = 1u64;
+                for m in members {
+                    let l = self.layout(*m)?;
+                    let a = if *packed { 1 } else { l.align };
+                    off = off.next_multiple_of(a) + l.size;
+                    align = align.max(a);
+                }
+                Layout {
+                    size: off.next_multiple_of(align),
+                    align,
+                }
+            }
+            Type::Pointer { .. } | Type::Event | Type::Function { .. } => {
+                Layout { size: 8, align: 8 }
+            }
+            Type::Unsupported(n) => {
+                return Err(crate::CompileError::unsupported(format!(
+                    "unsupported type {n}"
+                )))
+            }
+        })
+    }
+
+    /// Byte offsets of the members of struct type `id`.
+    pub fn member_offsets(&self, id: Id) -> Result<Vec<u64>, crate::CompileError> {
+        let Type::Struct { members, packed } = self.ty(id)? else {
+            return Err(crate::CompileError::malformed(format!(
+                "%{id} is not a struct type"
+            )));
+        };
+        let mut off = 0u64;
+        let mut out = Vec::with_capacity(members.len());
+        for m in members {
+            let l = self.layout(*m)?;
+            let a = if *packed { 1 } else { l.align };
+            off = off.next_multiple_of(a);
+            out.push(off);
+            off += l.size;
+        }
+        Ok(out)
+    }
+
+    /// The type of value `id` (constant, global, or instruction result in `func`).
+    pub fn pointee(&self, ptr_ty: Id) -> Result<(Storage, Id), crate::CompileError> {
+        match self.ty(ptr_ty)? {
+            Type::Pointer { storage, pointee } => Ok((*storage, *pointee)),
+            _ => Err(crate::CompileError::malformed(format!(
+                "%{ptr_ty} is not a pointer type"
+            ))),
+        }
+    }
+}
