@@ -176,6 +176,8 @@ fn builtins_are_callable_from_cranelift_code() {
         lookup(ClOp::s_abs, I8),                                       // 15
         lookup(ClOp::rotate, I16),                                     // 16
         geometric(ClOp::normalize as u32, F32, 3).expect("normalize"), // 17
+        half_to(F64, rspirv::spirv::FPRoundingMode::RTN).expect("f64 -> half"), // 18
+        half_from(F32).expect("half -> f32"),                          // 19
     ];
     let h = Harness::new(&fns);
     let as_i64 = |v: u64| v as i64;
@@ -239,6 +241,13 @@ fn builtins_are_callable_from_cranelift_code() {
     let len = h.call(17, &[v.as_ptr() as u64, out.as_mut_ptr() as u64]);
     assert_eq!(f32::from_bits(len as u32), 5.0);
     assert_eq!(out, [0.0, 0.6, 0.8]);
+
+    // -1.0 - 2^-20 rounds toward -inf to the half below -1 (0xbc01), returned as an I16
+    // and sign-extended by the wrapper.
+    let h16 = h.call(18, &[f64_arg(-1.0 - 2f64.powi(-20))]);
+    assert_eq!(h16 as i64, 0xbc01u16 as i16 as i64);
+    let w = h.call(19, &[int_arg(0xc000u16 as i16 as i64, 16)]);
+    assert_eq!(f32::from_bits(w as u32), -2.0);
 }
 
 /// Every symbol can be declared and resolved by a JIT module (no name is missing from
@@ -248,6 +257,8 @@ fn every_table_entry_links_in_a_jit_module() {
     let t = table();
     let mut fns: Vec<NativeFn> = t.map.values().copied().collect();
     fns.extend(t.vector.values().copied());
+    fns.extend(t.half_from.values().copied());
+    fns.extend(t.half_to.values().copied());
     fns.sort_by_key(|f| f.symbol);
     fns.dedup_by_key(|f| f.symbol);
     // Building wrappers for all of them links every import; a missing symbol would make

@@ -19,7 +19,8 @@
 //!
 //! The vector forms of `length`/`distance`/`normalize`, which do not decompose into
 //! per-component calls, are looked up with [`geometric`] and take their vectors by
-//! address.
+//! address. Conversions to and from IEEE half (`vload_half`/`vstore_half*`, `OpFConvert`)
+//! are looked up with [`half_from`] and [`half_to`].
 //!
 //! This module does not generate code and knows nothing of lanes or masks; other
 //! vector-only instructions (`vloadn`, `shuffle`, `printf`, `prefetch`, `cross`, `select`,
@@ -33,6 +34,7 @@
 mod abi_tests;
 mod float;
 mod geometric;
+mod half;
 mod int;
 mod precise;
 #[cfg(test)]
@@ -125,6 +127,19 @@ pub fn geometric(opcode: u32, ty: Scalar, width: u32) -> Option<NativeFn> {
     table().vector.get(&(opcode, ty, width)).copied()
 }
 
+/// Widening from IEEE binary16 to `ty` (`F32`/`F64`), exact: `[I16] -> ty`, the `I16`
+/// holding the half's bits. For `vload_half*` and `OpFConvert` from 16-bit floats.
+pub fn half_from(ty: Scalar) -> Option<NativeFn> {
+    table().half_from.get(&ty).copied()
+}
+
+/// Narrowing from `ty` (`F32`/`F64`) to IEEE binary16 in rounding mode `mode`, rounding
+/// once: `[ty] -> I16` returning the half's bits. For `vstore_half*` (RTE, or the mode of
+/// the `_r` forms) and `OpFConvert` to 16-bit floats (`FPRoundingMode` decoration).
+pub fn half_to(ty: Scalar, mode: rspirv::spirv::FPRoundingMode) -> Option<NativeFn> {
+    table().half_to.get(&(ty, mode as u32)).copied()
+}
+
 /// Every symbol, to register with the JIT builder (cranelift_jit::JITBuilder::symbol).
 pub fn all_symbols() -> Vec<(&'static str, *const u8)> {
     table().symbols.clone()
@@ -135,6 +150,10 @@ struct Table {
     map: HashMap<(u32, Scalar), NativeFn>,
     /// Vector geometric functions by (opcode, element type, width).
     vector: HashMap<(u32, Scalar, u32), NativeFn>,
+    /// Half widening by destination type.
+    half_from: HashMap<Scalar, NativeFn>,
+    /// Half narrowing by (source type, rounding mode).
+    half_to: HashMap<(Scalar, u32), NativeFn>,
     /// Distinct symbols in registration order.
     symbols: Vec<(&'static str, *const u8)>,
 }
@@ -149,6 +168,8 @@ unsafe impl Sync for Table {}
 pub(crate) struct Registry {
     map: HashMap<(u32, Scalar), NativeFn>,
     vector: HashMap<(u32, Scalar, u32), NativeFn>,
+    half_from: HashMap<Scalar, NativeFn>,
+    half_to: HashMap<(Scalar, u32), NativeFn>,
     symbols: Vec<(&'static str, *const u8)>,
     seen: HashMap<&'static str, *const u8>,
 }
@@ -177,6 +198,30 @@ impl Registry {
         self.add_symbol(f);
     }
 
+    /// Registers `f` as the widening from half to `ty` (see [`half_from`]).
+    pub(crate) fn add_half_from(&mut self, ty: Scalar, f: NativeFn) {
+        assert!(
+            self.half_from.insert(ty, f).is_none(),
+            "half -> {ty:?} registered twice"
+        );
+        self.add_symbol(f);
+    }
+
+    /// Registers `f` as the narrowing from `ty` to half in `mode` (see [`half_to`]).
+    pub(crate) fn add_half_to(
+        &mut self,
+        ty: Scalar,
+        mode: rspirv::spirv::FPRoundingMode,
+        f: NativeFn,
+    ) {
+        let previous = self.half_to.insert((ty, mode as u32), f);
+        assert!(
+            previous.is_none(),
+            "{ty:?} -> half {mode:?} registered twice"
+        );
+        self.add_symbol(f);
+    }
+
     /// Records `f`'s symbol once.
     fn add_symbol(&mut self, f: NativeFn) {
         match self.seen.get(f.symbol) {
@@ -197,15 +242,20 @@ fn table() -> &'static Table {
         let mut r = Registry {
             map: HashMap::new(),
             vector: HashMap::new(),
+            half_from: HashMap::new(),
+            half_to: HashMap::new(),
             symbols: Vec::new(),
             seen: HashMap::new(),
         };
         int::register(&mut r);
         float::register(&mut r);
         geometric::register(&mut r);
+        half::register(&mut r);
         Table {
             map: r.map,
             vector: r.vector,
+            half_from: r.half_from,
+            half_to: r.half_to,
             symbols: r.symbols,
         }
     })
