@@ -25,3 +25,136 @@ fn vadd() {
         assert_eq!(c[i], a[i] + b[i], "c[{i}]");
     }
 }
+
+#[test]
+fn saxpy_ragged_and_widths() {
+    let src = r#"
+kernel void saxpy(global float* y, global const float* x, float a, uint n) {
+  uint i = get_global_id(0);
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+"#;
+    for w in [4, 8, 16, 32] {
+        let p = build_w(src, w);
+        let k = kernel(&p, "saxpy");
+        assert_eq!(k.info.sub_group_width, w);
+        for (n, global, local) in [
+            (1000usize, 1000usize, 37usize),
+            (1024, 1024, 64),
+            (50, 64, 64),
+            (7, 7, 3),
+        ] {
+            let mut x: Vec<f32> = (0..global).map(|i| i as f32).collect();
+            let mut y: Vec<f32> = (0..global).map(|i| 2.0 * i as f32 + 1.0).collect();
+            let y0 = y.clone();
+            run(
+                k,
+                &[global],
+                &[local],
+                &[buf(&mut y), buf(&mut x), val(3.0f32), val(n as u32)],
+            );
+            for i in 0..global {
+                let want = if i < n { 3.0 * x[i] + y0[i] } else { y0[i] };
+                assert_eq!(y[i], want, "w={w} n={n} local={local} y[{i}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn mandelbrot_loop() {
+    let src = r#"
+kernel void mandel(global int* out, int w, float sc, int maxit) {
+  int x = get_global_id(0), y = get_global_id(1);
+  float cr = x*sc - 2.0f, ci = y*sc - 1.0f;
+  float zr=0, zi=0; int it=0;
+  while (it < maxit && zr*zr+zi*zi < 4.0f) { float t = zr*zr-zi*zi+cr; zi = 2*zr*zi+ci; zr=t; it++; }
+  out[y*w+x] = it;
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "mandel");
+    let (w, h) = (64usize, 48usize);
+    let sc = 3.0f32 / w as f32;
+    let mut out = vec![0i32; w * h];
+    run(
+        k,
+        &[w, h],
+        &[16, 4],
+        &[buf(&mut out), val(w as i32), val(sc), val(100i32)],
+    );
+    let mut diff = 0;
+    for y in 0..h {
+        for x in 0..w {
+            let cr = (x as f32).mul_add(sc, -2.0);
+            let ci = (y as f32).mul_add(sc, -1.0);
+            let (mut zr, mut zi, mut it) = (0f32, 0f32, 0);
+            while it < 100 {
+                let zr2 = zr * zr;
+                if zr.mul_add(zr, zi * zi) >= 4.0 {
+                    break;
+                }
+                let _ = zr2;
+                let t = zr.mul_add(zr, -(zi * zi)) + cr;
+                zi = (zr * 2.0).mul_add(zi, ci);
+                zr = t;
+                it += 1;
+            }
+            if out[y * w + x] != it {
+                diff += 1;
+            }
+        }
+    }
+    // Host reference follows clang's contraction; allow a few boundary pixels.
+    assert!(diff <= 3, "{diff} pixels differ");
+    assert!(out.iter().any(|&v| v == 100) && out.iter().any(|&v| v < 5));
+}
+
+#[test]
+fn divergent_if_else_and_loops() {
+    let src = r#"
+kernel void k(global int* out, global const int* in) {
+  int i = get_global_id(0);
+  int v = in[i];
+  int r = 0;
+  if (v % 3 == 0) { r = v * 2; } else if (v % 3 == 1) { r = -v; } else { r = 100; }
+  for (int j = 0; j < v % 7; j++) {
+    if (j == 4) break;
+    if (j % 2) continue;
+    r += j * 10;
+  }
+  while (v > 50) { v -= 13; r++; }
+  out[i] = r;
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "k");
+    let n = 300;
+    let mut inp: Vec<i32> = (0..n as i32).map(|i| (i * 37 + 11) % 101).collect();
+    let mut out = vec![0i32; n];
+    run(k, &[n], &[30], &[buf(&mut out), buf(&mut inp)]);
+    for i in 0..n {
+        let mut v = inp[i];
+        let mut r = if v % 3 == 0 {
+            v * 2
+        } else if v % 3 == 1 {
+            -v
+        } else {
+            100
+        };
+        for j in 0..v % 7 {
+            if j == 4 {
+                break;
+            }
+            if j % 2 != 0 {
+                continue;
+            }
+            r += j * 10;
+        }
+        while v > 50 {
+            v -= 13;
+            r += 1;
+        }
+        assert_eq!(out[i], r, "out[{i}] (in {})", inp[i]);
+    }
+}
