@@ -8,11 +8,13 @@
 //!
 //! Parts: `options` (tokenising and checking options), `clang` (finding and running
 //! clang), `pch` (the precompiled-header cache that makes a compile ~4x cheaper),
-//! `link` (embedded headers and SPIR-V linking for clCompileProgram/clLinkProgram).
+//! `link` (embedded headers and SPIR-V linking for clCompileProgram/clLinkProgram),
+//! `memo` (recent results, so an identical rebuild skips clang).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
 mod link;
+mod memo;
 mod options;
 mod pch;
 
@@ -135,6 +137,8 @@ pub fn prewarm(options: &BuildOptions) {
 pub struct Frontend {
     clang: PathBuf,
     pch: Option<Arc<PchCache>>,
+    /// Use the process-wide memo of recent results.
+    memo: bool,
 }
 
 /// The process-wide PCH cache (None when disabled or no directory is writable).
@@ -176,12 +180,25 @@ impl Frontend {
         Ok(Frontend {
             clang,
             pch: default_cache(),
+            memo: true,
         })
     }
 
     /// A frontend with an explicit clang and cache (tests, tools).
+    /// Does not use the memo of recent results (see [`Frontend::with_memo`]).
     pub fn new(clang: PathBuf, pch: Option<Arc<PchCache>>) -> Frontend {
-        Frontend { clang, pch }
+        Frontend {
+            clang,
+            pch,
+            memo: false,
+        }
+    }
+
+    /// Turns the process-wide memo of recent results on or off: with it, compiling a
+    /// source again with the same options returns the earlier output without clang.
+    pub fn with_memo(mut self, memo: bool) -> Frontend {
+        self.memo = memo;
+        self
     }
 
     /// The clang this frontend runs.
@@ -231,6 +248,13 @@ impl Frontend {
         headers: &[(&str, &str)],
     ) -> Result<ClangOutput, SourceBuildError> {
         let (lang, mut other) = self.split_args(options);
+        let memo_key = (self.memo && memo::cacheable(source)).then(|| {
+            let args: Vec<String> = lang.iter().chain(&other).cloned().collect();
+            memo::key(&pch::clang_identity(&self.clang), &args, source, headers)
+        });
+        if let Some(output) = memo_key.and_then(memo::get) {
+            return Ok(output);
+        }
         let header_dir = link::write_headers(headers).map_err(SourceBuildError::Failed)?;
         if let Some(dir) = &header_dir {
             // Before the application's -I directories: embedded headers win.
@@ -240,7 +264,7 @@ impl Frontend {
             .pch
             .as_ref()
             .and_then(|cache| cache.get(&self.clang, &lang));
-        match self.run(source, &lang, &other, pch.as_deref()) {
+        let result = match self.run(source, &lang, &other, pch.as_deref()) {
             Err(SourceBuildError::Failed(log)) if pch.is_some() && is_pch_error(&log) => {
                 if let (Some(cache), Some(pch)) = (&self.pch, &pch) {
                     cache.reject(pch);
@@ -248,7 +272,11 @@ impl Frontend {
                 self.run(source, &lang, &other, None)
             }
             result => result,
+        };
+        if let (Some(key), Ok(output)) = (memo_key, &result) {
+            memo::put(key, output);
         }
+        result
     }
 
     /// Whether a PCH for `options` is ready in the cache (tests, measurements).

@@ -365,3 +365,41 @@ fn separately_compiled_modules_link() {
     assert!(has_name(&full, "helper"));
     assert!(link_spirv(&[], false).is_err());
 }
+
+#[test]
+fn memo_skips_clang_for_an_identical_rebuild() {
+    let dir = cache_dir("memo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("runs");
+    let script = dir.join("clang-counting");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho run >> {}\nexec {} \"$@\"\n",
+            log.display(),
+            clang().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let runs = || std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
+    let fe = Frontend::new(script, None).with_memo(true);
+    // A source unique to this test run, so no other test fills the memo for it.
+    let src = format!(
+        "kernel void memo_{}(global int* a) {{ a[0] = 1; }}\n",
+        std::process::id()
+    );
+    let a = fe.compile(&src, &opts("-DX=1")).expect("compiles");
+    let b = fe.compile(&src, &opts("-DX=1")).expect("compiles");
+    assert_eq!(a.spirv, b.spirv);
+    assert_eq!(runs(), 1, "the second compile came from the memo");
+    fe.compile(&src, &opts("-DX=2")).expect("compiles");
+    assert_eq!(runs(), 2, "other options: clang runs again");
+    // A source that includes files is never memoised (the files may change).
+    let with_include = format!("#include \"{}\"\n{src}", dir.join("h.h").display());
+    std::fs::write(dir.join("h.h"), "").unwrap();
+    fe.compile(&with_include, &opts("")).expect("compiles");
+    fe.compile(&with_include, &opts("")).expect("compiles");
+    assert_eq!(runs(), 4);
+    let _ = std::fs::remove_dir_all(dir);
+}
