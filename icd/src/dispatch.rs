@@ -33,6 +33,7 @@ macro_rules! slot_value {
 macro_rules! dispatch_slots {
     ($($kind:ident $field:ident = $name:ident,)*) => {
         /// The dispatch table every object's header points to.
+        #[allow(clippy::missing_transmute_annotations)]
         pub static DISPATCH: LazyLock<_cl_icd_dispatch> =
             LazyLock::new(|| _cl_icd_dispatch { $($field: slot_value!($kind $name),)* });
 

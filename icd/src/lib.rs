@@ -7,6 +7,11 @@
 //! points never call each other's exported symbols (they may be interposed by the
 //! loader's): they share Rust functions instead.
 
+// This crate is the C boundary: its public functions take the application's raw
+// pointers by design (the OpenCL contract makes them valid or NULL) and check what
+// can be checked (NULL, alignment, sizes, handle identity) before reading them.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
 #[macro_use]
 pub mod entry;
 pub mod api;

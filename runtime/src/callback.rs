@@ -34,7 +34,7 @@ pub type ContextNotifyFn = unsafe extern "C" fn(
 );
 
 /// Calls destructor-style callbacks in reverse registration order (as the spec asks).
-pub fn run_object_callbacks(callbacks: Vec<Callback<ObjectNotifyFn>>, obj: *mut c_void) {
+pub(crate) fn run_object_callbacks(callbacks: Vec<Callback<ObjectNotifyFn>>, obj: *mut c_void) {
     for cb in callbacks.into_iter().rev() {
         // SAFETY: the application registered `func` for exactly this call shape.
         unsafe { (cb.func)(obj, cb.user_data) };

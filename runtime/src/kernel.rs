@@ -219,7 +219,7 @@ impl Kernel {
                 if l.iter().product::<usize>() > self.max_work_group_size() {
                     return Err(CL_INVALID_WORK_GROUP_SIZE);
                 }
-                if self.uniform_work_groups && (0..dims).any(|d| global[d] % l[d] != 0) {
+                if self.uniform_work_groups && (0..dims).any(|d| !global[d].is_multiple_of(l[d])) {
                     return Err(CL_INVALID_WORK_GROUP_SIZE);
                 }
                 l
@@ -236,7 +236,7 @@ impl Kernel {
                         l[d] = 1;
                     } else if self.uniform_work_groups && info.reqd_work_group_size.is_none() {
                         // The chosen size must divide the global size for CL1.x builds.
-                        while global[d] % l[d] != 0 {
+                        while !global[d].is_multiple_of(l[d]) {
                             l[d] -= 1;
                         }
                     }
@@ -310,5 +310,271 @@ fn write_at(block: &mut [u8], offset: usize, bytes: &[u8]) -> CLResult<()> {
 impl Drop for Kernel {
     fn drop(&mut self) {
         self.program.kernel_dropped();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Context;
+    use crate::platform::Platform;
+    use crate::queue::{Command, HostPtr, Queue};
+    use cranecl_jit::abi::WorkGroupState;
+    use cranecl_jit::{AddressQualifier, CompiledProgram, KernelInfo};
+
+    /// `kernel void k(global uint* out, uint add, local int* scratch)`: writes
+    /// `linear global id + add` for every work-item of the group.
+    unsafe extern "C" fn ids_plus(args: *const u8, wg: *const WorkGroupState) {
+        // SAFETY: the runtime passes the block laid out by `info()` and a filled state.
+        unsafe {
+            let wg = &*wg;
+            let nd = &*wg.ndrange;
+            let out = args.cast::<*mut u32>().read_unaligned();
+            let add = args.add(8).cast::<u32>().read_unaligned();
+            let scratch = args.add(16).cast::<*mut i32>().read_unaligned();
+            assert!(!scratch.is_null());
+            for z in 0..wg.local_size[2] {
+                for y in 0..wg.local_size[1] {
+                    for x in 0..wg.local_size[0] {
+                        let l = [x, y, z];
+                        let g: Vec<u64> = (0..3)
+                            .map(|d| {
+                                wg.group_id[d] * nd.enqueued_local_size[d]
+                                    + l[d]
+                                    + nd.global_offset[d]
+                            })
+                            .collect();
+                        let lin =
+                            (g[2] - nd.global_offset[2]) * nd.global_size[1] * nd.global_size[0]
+                                + (g[1] - nd.global_offset[1]) * nd.global_size[0]
+                                + (g[0] - nd.global_offset[0]);
+                        *out.add(lin as usize) = g[0] as u32 + add;
+                    }
+                }
+            }
+        }
+    }
+
+    fn arg(kind: ArgKind, size: usize, offset: usize, aq: AddressQualifier) -> KernelArg {
+        KernelArg {
+            name: String::new(),
+            type_name: String::new(),
+            kind,
+            address_qualifier: aq,
+            type_qualifier: 0,
+            size,
+            offset,
+        }
+    }
+
+    fn info(reqd: Option<[u32; 3]>) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            args: vec![
+                arg(ArgKind::GlobalPtr, 8, 0, AddressQualifier::Global),
+                arg(ArgKind::Value, 4, 8, AddressQualifier::Private),
+                arg(ArgKind::LocalPtr, 8, 16, AddressQualifier::Local),
+            ],
+            arg_block_size: 24,
+            sub_group_width: 8,
+            reqd_work_group_size: reqd,
+            work_group_size_hint: None,
+            attributes: String::new(),
+            static_local_bytes: 0,
+            scratch_bytes_per_sub_group: 0,
+            private_bytes_per_item: 0,
+            has_barriers: false,
+        }
+    }
+
+    fn kernel(uniform: bool, reqd: Option<[u32; 3]>) -> (Arc<Queue>, Arc<Kernel>) {
+        let device = Platform::get().device().clone();
+        let ctx = Context::new(vec![device.clone()], Vec::new(), None);
+        let compiled = CompiledKernel::new(info(reqd), ids_plus, Arc::new(()));
+        let program = Program::prebuilt(
+            ctx.clone(),
+            CompiledProgram {
+                kernels: vec![Arc::new(compiled)],
+            },
+            uniform,
+        );
+        let k = Kernel::new(&program, "k").expect("kernel");
+        (Queue::new(ctx, device, 0, Vec::new()), k)
+    }
+
+    #[test]
+    fn argument_validation() {
+        let (_, k) = kernel(true, None);
+        assert_eq!(
+            Kernel::new(&k.program, "nope").err(),
+            Some(CL_INVALID_KERNEL_NAME)
+        );
+        assert_eq!(
+            k.set_arg(3, 4, ArgValue::Bytes(vec![0; 4])),
+            Err(CL_INVALID_ARG_INDEX)
+        );
+        assert_eq!(
+            k.set_arg(1, 8, ArgValue::Bytes(vec![0; 8])),
+            Err(CL_INVALID_ARG_SIZE)
+        );
+        assert_eq!(
+            k.set_arg(2, 0, ArgValue::Local(0)),
+            Err(CL_INVALID_ARG_SIZE)
+        );
+        assert_eq!(
+            k.set_arg(0, 4, ArgValue::Mem(None)),
+            Err(CL_INVALID_ARG_SIZE)
+        );
+        assert_eq!(
+            k.set_arg(1, 4, ArgValue::Local(4)),
+            Err(CL_INVALID_ARG_VALUE)
+        );
+        let nd = k
+            .ndrange(1, None, [16, 1, 1], Some([8, 1, 1]))
+            .expect("ndrange");
+        assert_eq!(k.launch(nd).err(), Some(CL_INVALID_KERNEL_ARGS));
+        k.set_arg(0, 8, ArgValue::Mem(None)).expect("null buffer");
+        k.set_arg(1, 4, ArgValue::Bytes(vec![1, 2, 3, 4]))
+            .expect("value");
+        k.set_arg(2, 100, ArgValue::Local(100)).expect("local");
+        assert_eq!(k.local_mem_size(), 128);
+        let (launch, buffers) = k.launch(nd).expect("launch");
+        assert!(buffers.is_empty());
+        assert_eq!(&launch.args[8..12], &[1, 2, 3, 4]);
+        assert_eq!(
+            launch.local_args,
+            vec![LocalArg {
+                offset: 16,
+                size: 100
+            }]
+        );
+        // A later clSetKernelArg does not change the snapshot.
+        k.set_arg(1, 4, ArgValue::Bytes(vec![9, 9, 9, 9]))
+            .expect("value");
+        assert_eq!(&launch.args[8..12], &[1, 2, 3, 4]);
+        k.set_arg(2, 70_000, ArgValue::Local(70_000))
+            .expect("local");
+        assert_eq!(k.launch(nd).err(), Some(CL_OUT_OF_RESOURCES));
+        let clone = k.clone_kernel();
+        assert_eq!(clone.local_mem_size(), k.local_mem_size());
+        assert_eq!(
+            k.program.build("").err(),
+            Some(CL_INVALID_OPERATION),
+            "kernels are attached"
+        );
+    }
+
+    #[test]
+    fn ndrange_validation() {
+        let (_, k) = kernel(true, None);
+        assert_eq!(
+            k.ndrange(0, None, [1; 3], None).err(),
+            Some(CL_INVALID_WORK_DIMENSION)
+        );
+        assert_eq!(
+            k.ndrange(4, None, [1; 3], None).err(),
+            Some(CL_INVALID_WORK_DIMENSION)
+        );
+        assert_eq!(
+            k.ndrange(1, None, [10, 1, 1], Some([4, 1, 1])).err(),
+            Some(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            k.ndrange(1, None, [2048, 1, 1], Some([2048, 1, 1])).err(),
+            Some(CL_INVALID_WORK_ITEM_SIZE)
+        );
+        assert_eq!(
+            k.ndrange(2, None, [64, 64, 1], Some([64, 32, 1])).err(),
+            Some(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            k.ndrange(1, Some([usize::MAX, 0, 0]), [2, 1, 1], None)
+                .err(),
+            Some(CL_INVALID_GLOBAL_OFFSET)
+        );
+        let nd = k
+            .ndrange(2, Some([3, 4, 9]), [12, 5, 7], Some([4, 5, 1]))
+            .expect("2-D");
+        assert_eq!(nd.global_size, [12, 5, 1]);
+        assert_eq!(nd.global_offset, [3, 4, 0]);
+        assert_eq!(nd.local_size, [4, 5, 1]);
+        let (_, nonuniform) = kernel(false, None);
+        assert!(nonuniform
+            .ndrange(1, None, [10, 1, 1], Some([4, 1, 1]))
+            .is_ok());
+        let (_, reqd) = kernel(true, Some([4, 2, 1]));
+        assert_eq!(reqd.max_work_group_size(), 8);
+        assert_eq!(
+            reqd.ndrange(2, None, [8, 8, 1], Some([8, 1, 1])).err(),
+            Some(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            reqd.ndrange(2, None, [8, 8, 1], Some([4, 2, 1]))
+                .map(|n| n.local_size),
+            Ok([4, 2, 1])
+        );
+    }
+
+    #[test]
+    fn chosen_local_size_divides_global_for_uniform_builds() {
+        let (_, k) = kernel(true, None);
+        for g in [1usize, 7, 13, 100, 1000, 1031, 4096] {
+            let nd = k.ndrange(1, None, [g, 1, 1], None).expect("ndrange");
+            assert_eq!(
+                g % nd.local_size[0],
+                0,
+                "global {g} local {:?}",
+                nd.local_size
+            );
+            assert!(nd.local_size[0] <= MAX_WORK_GROUP_SIZE);
+        }
+    }
+
+    #[test]
+    fn launch_runs_through_the_queue() {
+        let (q, k) = kernel(false, None);
+        let n = 1000usize;
+        // SAFETY: no host pointer.
+        let mem = unsafe {
+            Mem::new_buffer(
+                q.context.clone(),
+                CL_MEM_READ_WRITE,
+                n * 4,
+                std::ptr::null_mut(),
+                Vec::new(),
+            )
+        }
+        .expect("buffer");
+        k.set_arg(0, 8, ArgValue::Mem(Some(mem.clone())))
+            .expect("buffer arg");
+        k.set_arg(1, 4, ArgValue::Bytes(5u32.to_ne_bytes().to_vec()))
+            .expect("value");
+        k.set_arg(2, 64, ArgValue::Local(64)).expect("local");
+        let nd = k
+            .ndrange(1, Some([10, 0, 0]), [n, 1, 1], Some([64, 1, 1]))
+            .expect("ndrange");
+        let (launch, buffers) = k.launch(nd).expect("launch");
+        q.enqueue(
+            CL_COMMAND_NDRANGE_KERNEL,
+            Command::NdRange { launch, buffers },
+            &[],
+            false,
+        )
+        .expect("enqueue");
+        let mut out = vec![0u32; n];
+        q.enqueue(
+            CL_COMMAND_READ_BUFFER,
+            Command::Read {
+                mem,
+                offset: 0,
+                size: n * 4,
+                dst: HostPtr(out.as_mut_ptr().cast()),
+            },
+            &[],
+            true,
+        )
+        .expect("read");
+        let want: Vec<u32> = (0..n as u32).map(|i| i + 10 + 5).collect();
+        assert_eq!(out, want);
     }
 }

@@ -181,7 +181,7 @@ impl Mem {
         if origin.checked_add(size).is_none_or(|end| end > parent.size) {
             return Err(CL_INVALID_VALUE);
         }
-        if origin % BUFFER_ALIGN != 0 {
+        if !origin.is_multiple_of(BUFFER_ALIGN) {
             return Err(CL_MISALIGNED_SUB_BUFFER_OFFSET);
         }
         let mut new_flags = flags;

@@ -100,6 +100,24 @@ impl Program {
         })
     }
 
+    /// A program already built from `compiled` (tests with hand-made kernels).
+    #[cfg(test)]
+    pub(crate) fn prebuilt(
+        context: Arc<Context>,
+        compiled: CompiledProgram,
+        uniform_work_groups: bool,
+    ) -> Arc<Program> {
+        let p = Program::new(context, ProgramSource::Il(Vec::new()));
+        {
+            let mut st = p.state.lock();
+            st.status = CL_BUILD_SUCCESS;
+            st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+            st.compiled = Some(Arc::new(compiled));
+            st.uniform_work_groups = uniform_work_groups;
+        }
+        p
+    }
+
     /// A snapshot of the build state.
     pub fn state(&self) -> BuildState {
         self.state.lock().clone()
@@ -290,7 +308,7 @@ pub fn decode_binary(bytes: &[u8]) -> CLResult<(Vec<u32>, String)> {
 /// SPIR-V bytes as words, in either byte order (clCreateProgramWithIL);
 /// `CL_INVALID_VALUE` if it cannot be SPIR-V.
 pub fn il_words(bytes: &[u8]) -> CLResult<Vec<u32>> {
-    if bytes.len() % 4 != 0 || bytes.len() < 20 {
+    if !bytes.len().is_multiple_of(4) || bytes.len() < 20 {
         return Err(CL_INVALID_VALUE);
     }
     let le: Vec<u32> = bytes

@@ -126,9 +126,7 @@ cl_entry! {
     ) -> cl_int {
         let ctx = get::<Context>(context)?;
         let func = pfn_notify.ok_or(CL_INVALID_VALUE)?;
-        // SAFETY: cl_context is a pointer type; the callback shapes differ only in the
-        // handle's pointee type, which the ABI passes identically.
-        let func: ObjectNotifyFn = unsafe { std::mem::transmute(func) };
+        let func: ObjectNotifyFn = func;
         ctx.add_destructor(Callback { func, user_data });
         Ok(())
     }

@@ -163,7 +163,7 @@ cl_entry! {
         if pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
             return Err(CL_INVALID_VALUE);
         }
-        if offset % pattern_size != 0 || size % pattern_size != 0 || !mem.range_ok(offset, size) {
+        if !offset.is_multiple_of(pattern_size) || !size.is_multiple_of(pattern_size) || !mem.range_ok(offset, size) {
             return Err(CL_INVALID_VALUE);
         }
         let pattern = util::slice(pattern.cast::<u8>(), pattern_size)?.to_vec();

@@ -115,8 +115,7 @@ cl_entry! {
         if ![CL_SUBMITTED, CL_RUNNING, CL_COMPLETE].contains(&command_exec_callback_type) {
             return Err(CL_INVALID_VALUE);
         }
-        // SAFETY: cl_event is a pointer; both callback types share one C ABI.
-        let func: EventNotifyFn = unsafe { std::mem::transmute(func) };
+        let func: EventNotifyFn = func;
         e.add_callback(command_exec_callback_type, Callback { func, user_data });
         Ok(())
     }

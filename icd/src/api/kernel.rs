@@ -224,7 +224,7 @@ fn sub_group_info(
     let max = k.max_work_group_size();
     let local_sizes = || -> CLResult<Vec<usize>> {
         let n = input_value_size / std::mem::size_of::<usize>();
-        if input_value_size % std::mem::size_of::<usize>() != 0 || !(1..=3).contains(&n) {
+        if !input_value_size.is_multiple_of(std::mem::size_of::<usize>()) || !(1..=3).contains(&n) {
             return Err(CL_INVALID_VALUE);
         }
         Ok(util::slice(input_value.cast::<usize>(), n)?.to_vec())

@@ -130,8 +130,7 @@ cl_entry! {
     ) -> cl_int {
         let mem = get::<Mem>(memobj)?;
         let func = pfn_notify.ok_or(CL_INVALID_VALUE)?;
-        // SAFETY: cl_mem is a pointer; the two callback types share one C ABI.
-        let func: ObjectNotifyFn = unsafe { std::mem::transmute(func) };
+        let func: ObjectNotifyFn = func;
         mem.add_destructor(Callback { func, user_data });
         Ok(())
     }
