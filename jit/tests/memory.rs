@@ -1,0 +1,186 @@
+//! Private arrays, structs, vectors, function calls, __local memory, barriers.
+
+mod common;
+use common::*;
+
+#[test]
+fn private_array_and_calls() {
+    let src = r#"
+int sq(int x) { return x * x; }
+int sum_to(int n) { int s = 0; for (int i = 0; i < n; i++) s += sq(i); return s; }
+kernel void k(global int* out, global const int* in) {
+  int i = get_global_id(0);
+  int arr[16];
+  for (int j = 0; j < 16; j++) arr[j] = in[i] + j;
+  int acc = 0;
+  for (int j = 0; j < 16; j++) acc += arr[(j * 5 + i) & 15];
+  out[i] = acc + sum_to(in[i] % 10);
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "k");
+    let n = 100;
+    let mut inp: Vec<i32> = (0..n as i32).map(|i| i * 3 - 40).collect();
+    let mut out = vec![0i32; n];
+    run(k, &[n], &[20], &[buf(&mut out), buf(&mut inp)]);
+    for i in 0..n {
+        let acc: i32 = (0..16).map(|j| inp[i] + j).sum();
+        let m = inp[i] % 10;
+        let s: i32 = (0..m.max(0)).map(|x| x * x).sum();
+        assert_eq!(out[i], acc + s, "out[{i}]");
+    }
+}
+
+#[test]
+fn structs_and_vectors() {
+    let src = r#"
+typedef struct { float4 pos; int id; float w; } P;
+kernel void k(global P* ps, global float4* out, global int2* o2, P extra) {
+  int i = get_global_id(0);
+  P p = ps[i];
+  float4 v = p.pos * p.w + extra.pos;
+  v.w = (float)(p.id + extra.id);
+  out[i] = v.zyxw;
+  int2 q = (int2)(p.id, -p.id) * 3;
+  o2[i] = q + (int2)(1, 2);
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "k");
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct P {
+        pos: [f32; 4],
+        id: i32,
+        w: f32,
+        _pad: [f32; 2],
+    }
+    let n = 40;
+    let mut ps: Vec<P> = (0..n)
+        .map(|i| P {
+            pos: [i as f32, 1.0, -(i as f32), 2.0],
+            id: i as i32,
+            w: 0.5,
+            _pad: [0.0; 2],
+        })
+        .collect();
+    let extra = P {
+        pos: [10.0, 20.0, 30.0, 40.0],
+        id: 1000,
+        w: 0.0,
+        _pad: [0.0; 2],
+    };
+    let mut out = vec![[0f32; 4]; n];
+    let mut o2 = vec![[0i32; 2]; n];
+    run(
+        k,
+        &[n],
+        &[8],
+        &[buf(&mut ps), buf(&mut out), buf(&mut o2), val(extra)],
+    );
+    for i in 0..n {
+        let p = ps[i];
+        let v: Vec<f32> = (0..4).map(|c| p.pos[c] * p.w + extra.pos[c]).collect();
+        assert_eq!(out[i], [v[2], v[1], v[0], (p.id + 1000) as f32], "out[{i}]");
+        assert_eq!(o2[i], [p.id * 3 + 1, -p.id * 3 + 2]);
+    }
+}
+
+#[test]
+fn local_memory_and_barriers() {
+    let src = r#"
+kernel void rev(global int* data, local int* tmp) {
+  int l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+  tmp[l] = data[g * n + l];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  data[g * n + l] = tmp[n - 1 - l];
+}
+kernel void reduce(global const float* in, global float* out) {
+  local float s[64];
+  int l = get_local_id(0);
+  s[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int off = get_local_size(0) / 2; off > 0; off /= 2) {
+    if (l < off) s[l] += s[l + off];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) out[get_group_id(0)] = s[0];
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "rev");
+    for local in [64usize, 20, 7] {
+        let n = local * 5;
+        let mut d: Vec<i32> = (0..n as i32).collect();
+        run(k, &[n], &[local], &[buf(&mut d), Arg::Local(local * 4)]);
+        for g in 0..5 {
+            for l in 0..local {
+                assert_eq!(
+                    d[g * local + l],
+                    (g * local + local - 1 - l) as i32,
+                    "local={local} g={g} l={l}"
+                );
+            }
+        }
+    }
+    let k = kernel(&p, "reduce");
+    assert!(k.info.has_barriers);
+    assert_eq!(k.info.static_local_bytes >= 256, true);
+    let n = 64 * 8;
+    let mut inp: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
+    let mut out = vec![0f32; 8];
+    run(k, &[n], &[64], &[buf(&mut inp), buf(&mut out)]);
+    for g in 0..8 {
+        let s: f32 = inp[g * 64..(g + 1) * 64].iter().sum();
+        assert_eq!(out[g], s, "group {g}");
+    }
+}
+
+#[test]
+fn sgemm_tiled() {
+    let src = r#"
+#define TS 16
+kernel void sgemm(int M, int N, int K, global const float* A, global const float* B, global float* C) {
+  int row = get_local_id(0), col = get_local_id(1);
+  int gr = TS * get_group_id(0) + row, gc = TS * get_group_id(1) + col;
+  local float As[TS][TS], Bs[TS][TS];
+  float acc = 0.0f;
+  for (int t = 0; t < K / TS; t++) {
+    As[col][row] = A[(TS * t + col) * M + gr];
+    Bs[col][row] = B[gc * K + TS * t + row];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < TS; k++) acc += As[k][row] * Bs[col][k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  C[gc * M + gr] = acc;
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "sgemm");
+    let (m, n, kk) = (64usize, 48usize, 32usize);
+    let mut a: Vec<f32> = (0..m * kk).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let mut b: Vec<f32> = (0..kk * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+    let mut c = vec![0f32; m * n];
+    run(
+        k,
+        &[m, n],
+        &[16, 16],
+        &[
+            val(m as i32),
+            val(n as i32),
+            val(kk as i32),
+            buf(&mut a),
+            buf(&mut b),
+            buf(&mut c),
+        ],
+    );
+    for gc in 0..n {
+        for gr in 0..m {
+            let mut acc = 0f32;
+            for x in 0..kk {
+                acc += a[x * m + gr] * b[gc * kk + x];
+            }
+            assert_eq!(c[gc * m + gr], acc, "C[{gc}][{gr}]");
+        }
+    }
+}
