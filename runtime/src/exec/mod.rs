@@ -17,6 +17,8 @@ mod pool;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_e2e;
 
 use std::sync::Arc;
 
