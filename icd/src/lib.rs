@@ -20,6 +20,9 @@ pub mod handle;
 pub mod info;
 pub mod util;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Once;
 
 use cranecl_runtime::object;

@@ -1,0 +1,329 @@
+//! In-process tests of the C entry points: handle checks, reference counts, argument
+//! validation of the object and transfer calls (no kernels: those need the jit and are
+//! covered by the conformance suites).
+
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+
+use crate::api::prelude::*;
+use crate::api::*;
+
+fn context() -> cl_context {
+    let mut err = 0;
+    let ctx = clCreateContextFromType(null(), CL_DEVICE_TYPE_CPU, None, null_mut(), &mut err);
+    assert_eq!(err, CL_SUCCESS);
+    ctx
+}
+
+fn device() -> cl_device_id {
+    let mut d = null_mut();
+    assert_eq!(
+        clGetDeviceIDs(null_mut(), CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
+        CL_SUCCESS
+    );
+    d
+}
+
+fn ref_count(mem: cl_mem) -> cl_uint {
+    let mut n: cl_uint = 0;
+    let size = std::mem::size_of::<cl_uint>();
+    assert_eq!(
+        clGetMemObjectInfo(
+            mem,
+            CL_MEM_REFERENCE_COUNT,
+            size,
+            (&mut n as *mut cl_uint).cast(),
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    n
+}
+
+#[test]
+fn wrong_type_forged_and_released_handles() {
+    let ctx = context();
+    let mut err = 0;
+    let buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 256, null_mut(), &mut err);
+    assert_eq!(err, CL_SUCCESS);
+    // A buffer is not a context, a context is not a queue.
+    assert_eq!(clRetainContext(buf), CL_INVALID_CONTEXT);
+    assert_eq!(clReleaseCommandQueue(ctx), CL_INVALID_COMMAND_QUEUE);
+    assert_eq!(clRetainMemObject(null_mut()), CL_INVALID_MEM_OBJECT);
+    // Forged: zeroed memory shaped like a header.
+    let mut fake = [0usize; 8];
+    assert_eq!(
+        clRetainMemObject(fake.as_mut_ptr().cast()),
+        CL_INVALID_MEM_OBJECT
+    );
+
+    assert_eq!(clRetainMemObject(buf), CL_SUCCESS);
+    assert_eq!(ref_count(buf), 2);
+    assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
+    assert_eq!(ref_count(buf), 1);
+
+    // The buffer keeps its context alive after the application released it: the
+    // handle is invalid for the application, the object still answers through the buffer.
+    assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
+    assert_eq!(clRetainContext(ctx), CL_INVALID_CONTEXT);
+    let mut owner: cl_context = null_mut();
+    let size = std::mem::size_of::<cl_context>();
+    assert_eq!(
+        clGetMemObjectInfo(
+            buf,
+            CL_MEM_CONTEXT,
+            size,
+            (&mut owner as *mut cl_context).cast(),
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(owner, ctx);
+    assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
+}
+
+#[test]
+fn buffer_and_sub_buffer_validation() {
+    let ctx = context();
+    let mut err = 0;
+    assert!(clCreateBuffer(ctx, CL_MEM_READ_WRITE, 0, null_mut(), &mut err).is_null());
+    assert_eq!(err, CL_INVALID_BUFFER_SIZE);
+    assert!(clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, 16, null_mut(), &mut err).is_null());
+    assert_eq!(err, CL_INVALID_HOST_PTR);
+    let mut host = [0u8; 16];
+    assert!(clCreateBuffer(
+        ctx,
+        CL_MEM_READ_WRITE,
+        16,
+        host.as_mut_ptr().cast(),
+        &mut err
+    )
+    .is_null());
+    assert_eq!(err, CL_INVALID_HOST_PTR);
+    assert!(clCreateBuffer(
+        ctx,
+        CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
+        16,
+        null_mut(),
+        &mut err
+    )
+    .is_null());
+    assert_eq!(err, CL_INVALID_VALUE);
+    let props: [cl_mem_properties; 3] = [0x1234, 1, 0];
+    assert!(
+        clCreateBufferWithProperties(ctx, props.as_ptr(), 0, 16, null_mut(), &mut err).is_null()
+    );
+    assert_eq!(err, CL_INVALID_PROPERTY);
+
+    let buf = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 1024, null_mut(), &mut err);
+    assert_eq!(err, CL_SUCCESS);
+    let region = cl_buffer_region {
+        origin: 64,
+        size: 64,
+    };
+    let info = (&region as *const cl_buffer_region).cast::<c_void>();
+    assert!(clCreateSubBuffer(buf, 0, CL_BUFFER_CREATE_TYPE_REGION, info, &mut err).is_null());
+    assert_eq!(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+    assert!(clCreateSubBuffer(
+        buf,
+        CL_MEM_WRITE_ONLY,
+        CL_BUFFER_CREATE_TYPE_REGION,
+        info,
+        &mut err
+    )
+    .is_null());
+    assert_eq!(err, CL_INVALID_VALUE, "a sub-buffer cannot widen access");
+    let region = cl_buffer_region {
+        origin: 128,
+        size: 2000,
+    };
+    let info = (&region as *const cl_buffer_region).cast::<c_void>();
+    assert!(clCreateSubBuffer(buf, 0, CL_BUFFER_CREATE_TYPE_REGION, info, &mut err).is_null());
+    assert_eq!(err, CL_INVALID_VALUE);
+    let region = cl_buffer_region {
+        origin: 128,
+        size: 256,
+    };
+    let info = (&region as *const cl_buffer_region).cast::<c_void>();
+    let sub = clCreateSubBuffer(buf, 0, CL_BUFFER_CREATE_TYPE_REGION, info, &mut err);
+    assert_eq!(err, CL_SUCCESS);
+    let mut flags: cl_mem_flags = 0;
+    let size = std::mem::size_of::<cl_mem_flags>();
+    assert_eq!(
+        clGetMemObjectInfo(
+            sub,
+            CL_MEM_FLAGS,
+            size,
+            (&mut flags as *mut cl_mem_flags).cast(),
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(
+        flags & CL_MEM_READ_ONLY,
+        CL_MEM_READ_ONLY,
+        "inherited access flags"
+    );
+    assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
+    assert_eq!(clReleaseMemObject(sub), CL_SUCCESS);
+    assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
+}
+
+#[test]
+fn transfer_and_wait_list_validation() {
+    let ctx = context();
+    let dev = device();
+    let mut err = 0;
+    let q = clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &mut err);
+    assert!(q.is_null());
+    assert_eq!(err, CL_INVALID_QUEUE_PROPERTIES);
+    let q = clCreateCommandQueue(ctx, dev, 0, &mut err);
+    assert_eq!(err, CL_SUCCESS);
+    let buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, null_mut(), &mut err);
+    let mut host = [1u8; 64];
+    let p = host.as_mut_ptr().cast::<c_void>();
+    assert_eq!(
+        clEnqueueReadBuffer(q, buf, CL_TRUE, 32, 64, p, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        clEnqueueReadBuffer(q, buf, CL_TRUE, 0, 64, null_mut(), 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        clEnqueueReadBuffer(q, buf, CL_TRUE, 0, 64, p, 1, null(), null_mut()),
+        CL_INVALID_EVENT_WAIT_LIST
+    );
+    let bogus: cl_event = ctx;
+    assert_eq!(
+        clEnqueueReadBuffer(q, buf, CL_TRUE, 0, 64, p, 1, &bogus, null_mut()),
+        CL_INVALID_EVENT_WAIT_LIST
+    );
+    assert_eq!(
+        clEnqueueCopyBuffer(q, buf, buf, 0, 16, 32, 0, null(), null_mut()),
+        CL_MEM_COPY_OVERLAP
+    );
+    let pattern = [1u8, 2, 3];
+    assert_eq!(
+        clEnqueueFillBuffer(
+            q,
+            buf,
+            pattern.as_ptr().cast(),
+            3,
+            0,
+            63,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+
+    // A user event gates the read; its failure propagates to the blocking call.
+    let user = clCreateUserEvent(ctx, &mut err);
+    assert_eq!(err, CL_SUCCESS);
+    let mut ev: cl_event = null_mut();
+    assert_eq!(
+        clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, 64, p, 1, &user, &mut ev),
+        CL_SUCCESS
+    );
+    let mut status: cl_int = 0;
+    let size = std::mem::size_of::<cl_int>();
+    assert_eq!(
+        clGetEventInfo(
+            ev,
+            CL_EVENT_COMMAND_EXECUTION_STATUS,
+            size,
+            (&mut status as *mut cl_int).cast(),
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(status, CL_QUEUED);
+    assert_eq!(clSetUserEventStatus(user, 1), CL_INVALID_VALUE);
+    assert_eq!(clSetUserEventStatus(ev, CL_COMPLETE), CL_INVALID_EVENT);
+    assert_eq!(clSetUserEventStatus(user, -7), CL_SUCCESS);
+    assert_eq!(
+        clSetUserEventStatus(user, CL_COMPLETE),
+        CL_INVALID_OPERATION
+    );
+    assert_eq!(
+        clWaitForEvents(1, &ev),
+        CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+    );
+    assert_eq!(
+        clGetEventProfilingInfo(
+            ev,
+            CL_PROFILING_COMMAND_START,
+            8,
+            (&mut status as *mut cl_int).cast(),
+            null_mut()
+        ),
+        CL_PROFILING_INFO_NOT_AVAILABLE
+    );
+    assert_eq!(clFinish(q), CL_SUCCESS);
+    for e in [ev, user] {
+        assert_eq!(clReleaseEvent(e), CL_SUCCESS);
+    }
+    assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
+    assert_eq!(clReleaseCommandQueue(q), CL_SUCCESS);
+    assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
+}
+
+#[test]
+fn platform_queries_and_lookup() {
+    let mut n: cl_uint = 0;
+    assert_eq!(clIcdGetPlatformIDsKHR(0, null_mut(), &mut n), CL_SUCCESS);
+    assert_eq!(n, 1);
+    assert_eq!(
+        clIcdGetPlatformIDsKHR(0, null_mut(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    let mut p: cl_platform_id = null_mut();
+    assert_eq!(clIcdGetPlatformIDsKHR(1, &mut p, null_mut()), CL_SUCCESS);
+    let mut size = 0usize;
+    assert_eq!(
+        clGetPlatformInfo(p, CL_PLATFORM_ICD_SUFFIX_KHR, 0, null_mut(), &mut size),
+        CL_SUCCESS
+    );
+    assert_eq!(size, "cranecl".len() + 1);
+    let mut small = [0u8; 3];
+    assert_eq!(
+        clGetPlatformInfo(
+            p,
+            CL_PLATFORM_NAME,
+            3,
+            small.as_mut_ptr().cast(),
+            null_mut()
+        ),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        clGetPlatformInfo(p, 0xdead, 0, null_mut(), &mut size),
+        CL_INVALID_VALUE
+    );
+    let name = c"clIcdSetPlatformDispatchDataKHR";
+    assert!(!clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()).is_null());
+    assert!(clGetExtensionFunctionAddress(c"clNoSuch".as_ptr()).is_null());
+    let mut d: cl_device_id = null_mut();
+    assert_eq!(
+        clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 1, &mut d, null_mut()),
+        CL_DEVICE_NOT_FOUND
+    );
+    assert_eq!(
+        clGetDeviceIDs(p, 1 << 40, 1, &mut d, null_mut()),
+        CL_INVALID_DEVICE_TYPE
+    );
+    let mut widths = [0usize; 8];
+    assert_eq!(
+        clGetDeviceInfo(
+            device(),
+            CL_DEVICE_SUB_GROUP_SIZES_INTEL,
+            64,
+            widths.as_mut_ptr().cast(),
+            &mut size
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(&widths[..size / 8], &[4, 8, 16, 32]);
+}
