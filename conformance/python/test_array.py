@@ -101,3 +101,14 @@ def test_generic_scan_stream_compaction(ctx, queue, rng):
     knl(da, out)
     kept = a[a > 0]
     np.testing.assert_array_equal(out.get()[: kept.size], kept)
+
+
+def test_double_precision_arrays(device, queue, rng):
+    if "cl_khr_fp64" not in device.extensions.split():
+        pytest.skip("no cl_khr_fp64")
+    a = rng.standard_normal(65_537)
+    b = rng.standard_normal(65_537)
+    da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+    np.testing.assert_array_equal((da * db + da).get(), a * b + a)
+    np.testing.assert_allclose(clmath.sqrt(abs(da)).get(), np.sqrt(np.abs(a)), rtol=1e-15)
+    np.testing.assert_allclose(cla.sum(da).get(), a.sum(), rtol=1e-12)
