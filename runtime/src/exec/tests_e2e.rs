@@ -196,9 +196,9 @@ fn concurrent_real_launches() {
                         nd(1, [0; 3], [n, 1, 1], [64, 1, 1]),
                     );
                     try_run_ndrange(&l).expect("runs");
-                    for i in 0..n {
+                    for (i, v) in a.iter().enumerate() {
                         assert_eq!(
-                            a[i],
+                            *v,
                             i as f32 * 2.0 + (i % 7) as f32,
                             "thread {t} round {round} item {i}"
                         );
