@@ -259,6 +259,7 @@ fn every_table_entry_links_in_a_jit_module() {
     fns.extend(t.vector.values().copied());
     fns.extend(t.half_from.values().copied());
     fns.extend(t.half_to.values().copied());
+    fns.extend(t.convert.values().copied());
     fns.sort_by_key(|f| f.symbol);
     fns.dedup_by_key(|f| f.symbol);
     // Building wrappers for all of them links every import; a missing symbol would make

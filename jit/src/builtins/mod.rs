@@ -32,6 +32,7 @@
 
 #[cfg(test)]
 mod abi_tests;
+mod convert;
 mod float;
 mod geometric;
 mod half;
@@ -140,6 +141,37 @@ pub fn half_to(ty: Scalar, mode: rspirv::spirv::FPRoundingMode) -> Option<Native
     table().half_to.get(&(ty, mode as u32)).copied()
 }
 
+/// A numeric conversion with an explicit rounding mode: `[from] -> to`.
+///
+/// - integer (`I8`..`I64`, read as signed if `from_signed`) to `F32`/`F64`, rounded in
+///   `mode` (for `OpConvertSToF`/`OpConvertUToF` with an `FPRoundingMode` decoration);
+/// - `F64` to `F32` rounded in `mode` (`OpFConvert` with a rounding mode);
+/// - `F32`/`F64` to integer (`I8`..`I64`, produced as signed if `to_signed`), rounded in
+///   `mode` and saturated, NaN giving 0 (`OpConvertFToS`/`FToU` with
+///   `SaturatedConversion` and/or a rounding mode; without a rounding mode OpenCL rounds
+///   toward zero; without saturation out-of-range results are undefined, so the saturating
+///   function serves there too).
+///
+/// The signedness flags are ignored for float sides. Exact conversions (f32 to f64,
+/// narrow integers to floats) are provided as well, for uniformity.
+pub fn convert(
+    from: Scalar,
+    from_signed: bool,
+    to: Scalar,
+    to_signed: bool,
+    mode: rspirv::spirv::FPRoundingMode,
+) -> Option<NativeFn> {
+    let is_float = |s: Scalar| matches!(s, Scalar::F32 | Scalar::F64);
+    let key = (
+        from,
+        from_signed && !is_float(from),
+        to,
+        to_signed && !is_float(to),
+        mode as u32,
+    );
+    table().convert.get(&key).copied()
+}
+
 /// Every symbol, to register with the JIT builder (cranelift_jit::JITBuilder::symbol).
 pub fn all_symbols() -> Vec<(&'static str, *const u8)> {
     table().symbols.clone()
@@ -154,6 +186,8 @@ struct Table {
     half_from: HashMap<Scalar, NativeFn>,
     /// Half narrowing by (source type, rounding mode).
     half_to: HashMap<(Scalar, u32), NativeFn>,
+    /// Conversions by (from, from signed, to, to signed, rounding mode).
+    convert: HashMap<ConvertKey, NativeFn>,
     /// Distinct symbols in registration order.
     symbols: Vec<(&'static str, *const u8)>,
 }
@@ -164,12 +198,16 @@ unsafe impl Send for Table {}
 // SAFETY: as above.
 unsafe impl Sync for Table {}
 
+/// Key of a conversion: (from, from signed, to, to signed, rounding mode).
+type ConvertKey = (Scalar, bool, Scalar, bool, u32);
+
 /// Collects table entries; used by the submodules' `register` functions.
 pub(crate) struct Registry {
     map: HashMap<(u32, Scalar), NativeFn>,
     vector: HashMap<(u32, Scalar, u32), NativeFn>,
     half_from: HashMap<Scalar, NativeFn>,
     half_to: HashMap<(Scalar, u32), NativeFn>,
+    convert: HashMap<ConvertKey, NativeFn>,
     symbols: Vec<(&'static str, *const u8)>,
     seen: HashMap<&'static str, *const u8>,
 }
@@ -222,6 +260,19 @@ impl Registry {
         self.add_symbol(f);
     }
 
+    /// Registers `f` as the conversion `key.0 -> key.2` in `mode` (see [`convert`]).
+    pub(crate) fn add_convert(
+        &mut self,
+        key: (Scalar, bool, Scalar, bool),
+        mode: rspirv::spirv::FPRoundingMode,
+        f: NativeFn,
+    ) {
+        let full = (key.0, key.1, key.2, key.3, mode as u32);
+        let previous = self.convert.insert(full, f);
+        assert!(previous.is_none(), "conversion {full:?} registered twice");
+        self.add_symbol(f);
+    }
+
     /// Records `f`'s symbol once.
     fn add_symbol(&mut self, f: NativeFn) {
         match self.seen.get(f.symbol) {
@@ -244,6 +295,7 @@ fn table() -> &'static Table {
             vector: HashMap::new(),
             half_from: HashMap::new(),
             half_to: HashMap::new(),
+            convert: HashMap::new(),
             symbols: Vec::new(),
             seen: HashMap::new(),
         };
@@ -251,11 +303,13 @@ fn table() -> &'static Table {
         float::register(&mut r);
         geometric::register(&mut r);
         half::register(&mut r);
+        convert::register(&mut r);
         Table {
             map: r.map,
             vector: r.vector,
             half_from: r.half_from,
             half_to: r.half_to,
+            convert: r.convert,
             symbols: r.symbols,
         }
     })
