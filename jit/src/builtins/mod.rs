@@ -20,7 +20,8 @@
 //! The vector forms of `length`/`distance`/`normalize`, which do not decompose into
 //! per-component calls, are looked up with [`geometric`] and take their vectors by
 //! address. Conversions to and from IEEE half (`vload_half`/`vstore_half*`, `OpFConvert`)
-//! are looked up with [`half_from`] and [`half_to`].
+//! are looked up with [`half_from`] and [`half_to`], and numeric conversions with an
+//! explicit rounding mode or saturation (which Cranelift lacks) with [`convert`].
 //!
 //! This module does not generate code and knows nothing of lanes or masks; other
 //! vector-only instructions (`vloadn`, `shuffle`, `printf`, `prefetch`, `cross`, `select`,
