@@ -124,6 +124,10 @@ unsafe extern "C" fn recording_kernel(args: *const u8, wg: *const WorkGroupState
 
 struct Code;
 
+/// Held by tests that occupy pool workers on purpose or need them free, so those
+/// tests do not disturb each other.
+static POOL_USE: Mutex<()> = Mutex::new(());
+
 fn fake_kernel(
     width: u32,
     static_local_bytes: usize,
@@ -419,6 +423,7 @@ fn concurrent_launches_from_several_threads() {
 
 #[test]
 fn nested_launch_from_a_pool_worker_while_others_are_busy() {
+    let _pool = POOL_USE.lock().unwrap_or_else(|e| e.into_inner());
     // Occupy every other worker with a slow task, then launch from a pool task: the
     // launching worker must run everything itself and not wait for busy helpers.
     let workers = num_workers();
@@ -458,9 +463,10 @@ fn nested_launch_from_a_pool_worker_while_others_are_busy() {
 
 #[test]
 fn launches_spread_over_workers() {
+    let _pool = POOL_USE.lock().unwrap_or_else(|e| e.into_inner());
     // Slow groups: with more than one worker, more than one thread takes part.
     let r = run_and_check(
-        nd(1, [0; 3], [64, 1, 1], [4, 1, 1]),
+        nd(1, [0; 3], [256, 1, 1], [4, 1, 1]),
         &[],
         0,
         0,
@@ -471,7 +477,7 @@ fn launches_spread_over_workers() {
     if num_workers() > 1 {
         assert!(
             threads > 1,
-            "only {threads} thread ran 16 slow groups with {} workers",
+            "only {threads} thread ran 64 slow groups with {} workers",
             num_workers()
         );
     }
