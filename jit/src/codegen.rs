@@ -101,6 +101,7 @@ impl Jit {
         self.ctx.func.name = ir::UserFuncName::user(0, id.as_u32());
         if self.dump {
             eprintln!("; CLIF of kernel {name}\n{}", self.ctx.func.display());
+            self.ctx.set_disasm(true);
         }
         self.module
             .define_function(id, &mut self.ctx)
@@ -115,6 +116,9 @@ impl Jit {
             })?;
         if self.dump {
             if let Some(cc) = self.ctx.compiled_code() {
+                if let Some(v) = &cc.vcode {
+                    eprintln!("; machine code of kernel {name}\n{v}");
+                }
                 eprintln!(
                     "; kernel {name}: {} bytes of machine code",
                     cc.code_buffer().len()

@@ -201,6 +201,7 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(pass);
         let z = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(sgv, z);
+        let rowv = self.row_vars_init();
         let f0 = self.b.ins().iconst(types::I8, 0);
         self.b.def_var(pending, f0);
         self.b.ins().jump(head, &[]);
@@ -230,7 +231,8 @@ impl Tr<'_, '_> {
             let off = self.b.ins().imul(sg, size_placeholder);
             let base = self.b.ins().iadd(g.scratch, off);
             let pbase = self.b.ins().iadd_imm(base, 16);
-            self.enter_sub_group(sg, contiguous, Some(pbase))?;
+            let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
+            self.enter_sub_group(sg, row, Some(pbase))?;
             let resume: Vec<ir::Block> = self
                 .regions
                 .points
@@ -262,6 +264,7 @@ impl Tr<'_, '_> {
         let sg = self.b.use_var(sgv);
         let sg1 = self.b.ins().iadd_imm(sg, 1);
         self.b.def_var(sgv, sg1);
+        self.row_vars_advance(rowv);
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(check);

@@ -74,8 +74,8 @@ pub(crate) struct SubGroupEnv {
     /// Local id of lane 0 per dimension (lane-contiguous variant), or None in the
     /// general variant.
     pub row: Option<[Value; 3]>,
-    /// Per-lane local ids in the general variant.
-    pub general: Option<[Lv; 3]>,
+    /// General variant: per-lane local ids are derived from the linear id on use.
+    pub general: bool,
     /// The initial execution mask.
     pub mask: Vec<Value>,
     /// Base of this sub-group's private memory (W copies of every private variable).
@@ -478,6 +478,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         let sg_var = self.b.declare_var(types::I64);
         let zero = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(sg_var, zero);
+        let rowv = self.row_vars_init();
         let head = self.b.create_block();
         let body_fast = self.b.create_block();
         let body_gen = self.b.create_block();
@@ -499,7 +500,8 @@ impl<'a, 'b> Tr<'a, 'b> {
         for (blk, contiguous) in [(body_fast, true), (body_gen, false)] {
             self.b.switch_to_block(blk);
             let sg = self.b.use_var(sg_var);
-            self.enter_sub_group(sg, contiguous, None)?;
+            let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
+            self.enter_sub_group(sg, row, None)?;
             self.emit_body(None, next)?;
         }
 
@@ -507,6 +509,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         let sg = self.b.use_var(sg_var);
         let sg1 = self.b.ins().iadd_imm(sg, 1);
         self.b.def_var(sg_var, sg1);
+        self.row_vars_advance(rowv);
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(exit);
@@ -634,11 +637,54 @@ impl<'a, 'b> Tr<'a, 'b> {
         }
     }
 
+    /// Variables holding the local id of lane 0 of the current sub-group in the
+    /// lane-contiguous variant, initialised to (0, 0, 0).
+    pub fn row_vars_init(&mut self) -> [Variable; 3] {
+        let z = self.b.ins().iconst(types::I64, 0);
+        [0, 1, 2].map(|_| {
+            let v = self.b.declare_var(types::I64);
+            self.b.def_var(v, z);
+            v
+        })
+    }
+
+    /// Advances the row position by W work-items (valid when every sub-group lies in
+    /// one row: x wraps exactly to 0 or never wraps).
+    pub fn row_vars_advance(&mut self, v: [Variable; 3]) {
+        let g = match &self.genv {
+            Some(g) => g.clone(),
+            None => return,
+        };
+        let x = self.b.use_var(v[0]);
+        let y = self.b.use_var(v[1]);
+        let z = self.b.use_var(v[2]);
+        let x1 = self.b.ins().iadd_imm(x, i64::from(self.w));
+        let wrap = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, x1, g.local_size[0]);
+        let xw = self.b.ins().isub(x1, g.local_size[0]);
+        let x2 = self.b.ins().select(wrap, xw, x1);
+        let wrap64 = self.b.ins().uextend(types::I64, wrap);
+        let y1 = self.b.ins().iadd(y, wrap64);
+        let wrapy = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, y1, g.local_size[1]);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let y2 = self.b.ins().select(wrapy, zero, y1);
+        let wrapy64 = self.b.ins().uextend(types::I64, wrapy);
+        let z1 = self.b.ins().iadd(z, wrapy64);
+        self.b.def_var(v[0], x2);
+        self.b.def_var(v[1], y2);
+        self.b.def_var(v[2], z1);
+    }
+
     /// Computes the sub-group's values (ids, mask, private base) at the current point.
     pub fn enter_sub_group(
         &mut self,
         sg: Value,
-        contiguous: bool,
+        row: Option<[Value; 3]>,
         private_base: Option<Value>,
     ) -> Result<(), CompileError> {
         let g = self
@@ -657,29 +703,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             let io = self.iota_chunk(Elem::I32, c, 1);
             mask.push(self.b.ins().icmp(IntCC::SignedLessThan, io, lim));
         }
-        let (row, general) = if contiguous {
-            let x0 = self.b.ins().urem(first, g.local_size[0]);
-            let r = self.b.ins().udiv(first, g.local_size[0]);
-            let y0 = self.b.ins().urem(r, g.local_size[1]);
-            let z0 = self.b.ins().udiv(r, g.local_size[1]);
-            (Some([x0, y0, z0]), None)
-        } else {
-            let lin = Lv::A(first, 1);
-            let ls = g.local_size;
-            let lx = self.per_lane(&[(Elem::I64, &lin)], Elem::I64, |t, x| {
-                t.b.ins().urem(x[0], ls[0])
-            });
-            let r = self.per_lane(&[(Elem::I64, &lin)], Elem::I64, |t, x| {
-                t.b.ins().udiv(x[0], ls[0])
-            });
-            let ly = self.per_lane(&[(Elem::I64, &r)], Elem::I64, |t, x| {
-                t.b.ins().urem(x[0], ls[1])
-            });
-            let lz = self.per_lane(&[(Elem::I64, &r)], Elem::I64, |t, x| {
-                t.b.ins().udiv(x[0], ls[1])
-            });
-            (None, Some([lx, ly, lz]))
-        };
+        let general = row.is_none();
         let private_base = match private_base {
             Some(p) => p,
             None => self.private_stack_base(),
@@ -708,12 +732,25 @@ impl<'a, 'b> Tr<'a, 'b> {
             .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
         let u3 = |a: [Value; 3]| a.iter().map(|v| Lv::U(*v)).collect::<Vec<_>>();
         let local_id = |t: &mut Self| -> Vec<Lv> {
-            match (&s.row, &s.general) {
-                (Some(r), _) => vec![Lv::A(r[0], 1), Lv::U(r[1]), Lv::U(r[2])],
-                (None, Some(gl)) => gl.to_vec(),
-                _ => {
-                    let z = t.b.ins().iconst(types::I64, 0);
-                    vec![Lv::U(z); 3]
+            match &s.row {
+                Some(r) => vec![Lv::A(r[0], 1), Lv::U(r[1]), Lv::U(r[2])],
+                None => {
+                    // General variant: from the linear id, x fastest.
+                    let lin = Lv::A(s.first, 1);
+                    let ls = g.local_size;
+                    let lx = t.per_lane(&[(Elem::I64, &lin)], Elem::I64, |t, x| {
+                        t.b.ins().urem(x[0], ls[0])
+                    });
+                    let r = t.per_lane(&[(Elem::I64, &lin)], Elem::I64, |t, x| {
+                        t.b.ins().udiv(x[0], ls[0])
+                    });
+                    let ly = t.per_lane(&[(Elem::I64, &r)], Elem::I64, |t, x| {
+                        t.b.ins().urem(x[0], ls[1])
+                    });
+                    let lz = t.per_lane(&[(Elem::I64, &r)], Elem::I64, |t, x| {
+                        t.b.ins().udiv(x[0], ls[1])
+                    });
+                    vec![lx, ly, lz]
                 }
             }
         };
