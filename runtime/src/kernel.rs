@@ -175,6 +175,29 @@ impl Kernel {
         total
     }
 
+    /// The sub-group size the kernel requires (`intel_reqd_sub_group_size`), 0 if none
+    /// (`CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL`).
+    pub fn required_sub_group_size(&self) -> usize {
+        self.compiled
+            .info
+            .attributes
+            .split_whitespace()
+            .find_map(|a| {
+                a.strip_prefix("intel_reqd_sub_group_size(")?
+                    .strip_suffix(')')?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0)
+    }
+
+    /// Sub-groups in a work-group of `local` work-items: sub-groups do not span rows of
+    /// dimension 0 (`CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE`).
+    pub fn sub_group_count(&self, local: [usize; 3]) -> usize {
+        let w = self.compiled.info.sub_group_width as usize;
+        local[0].div_ceil(w) * local[1] * local[2]
+    }
+
     /// `CL_KERNEL_WORK_GROUP_SIZE`.
     pub fn max_work_group_size(&self) -> usize {
         match self.compiled.info.reqd_work_group_size {

@@ -37,7 +37,7 @@ pub struct Mem {
     header: ApiHeader,
     /// The context the buffer was created in (an implicit reference).
     pub context: Arc<Context>,
-    /// `CL_MEM_FLAGS` (with access flags inherited by sub-buffers).
+    /// `CL_MEM_FLAGS`: as given for buffers; sub-buffers add what they inherit.
     pub flags: cl_mem_flags,
     /// Size in bytes.
     pub size: usize,
@@ -106,11 +106,6 @@ impl Mem {
         if wants_ptr == host_ptr.is_null() {
             return Err(CL_INVALID_HOST_PTR);
         }
-        let flags = if flags & ACCESS_FLAGS == 0 {
-            flags | CL_MEM_READ_WRITE
-        } else {
-            flags
-        };
         let (storage, base) = if flags & CL_MEM_USE_HOST_PTR != 0 {
             (Storage::Host, host_ptr.cast::<u8>())
         } else {

@@ -246,18 +246,11 @@ impl Program {
 /// OpenCL C 1.x builds (no `-cl-std`, or CL1.x) need uniform work-groups, as does
 /// `-cl-uniform-work-group-size`; CL2.0/3.0 builds and SPIR-V allow non-uniform ones.
 fn requires_uniform_work_groups(opts: &BuildOptions, from_source: bool) -> bool {
-    let mut std_2_plus = !from_source;
-    let mut uniform = false;
-    for arg in &opts.clang_args {
-        if let Some(v) = arg.strip_prefix("-cl-std=") {
-            std_2_plus = matches!(
-                v,
-                "CL2.0" | "CL3.0" | "cl2.0" | "cl3.0" | "CLC++" | "CLC++1.0" | "CLC++2021"
-            );
-        }
-        uniform |= arg == "-cl-uniform-work-group-size";
+    if from_source {
+        !opts.non_uniform_work_groups()
+    } else {
+        opts.uniform_work_group_size
     }
-    uniform || !std_2_plus
 }
 
 /// Serializes a program binary.
@@ -350,12 +343,17 @@ mod tests {
 
     #[test]
     fn uniformity_rules() {
-        let mut o = BuildOptions::default();
-        assert!(requires_uniform_work_groups(&o, true));
-        assert!(!requires_uniform_work_groups(&o, false));
-        o.clang_args = vec!["-cl-std=CL3.0".into()];
-        assert!(!requires_uniform_work_groups(&o, true));
-        o.clang_args.push("-cl-uniform-work-group-size".into());
-        assert!(requires_uniform_work_groups(&o, true));
+        let parse = |o: &str| BuildOptions::parse(o).expect("options");
+        assert!(requires_uniform_work_groups(&parse("-cl-std=CL1.2"), true));
+        assert!(!requires_uniform_work_groups(&parse(""), false));
+        assert!(!requires_uniform_work_groups(&parse("-cl-std=CL3.0"), true));
+        assert!(requires_uniform_work_groups(
+            &parse("-cl-std=CL3.0 -cl-uniform-work-group-size"),
+            true
+        ));
+        assert!(requires_uniform_work_groups(
+            &parse("-cl-uniform-work-group-size"),
+            false
+        ));
     }
 }

@@ -148,7 +148,7 @@ cl_entry! {
                 AddressQualifier::Private => CL_KERNEL_ARG_ADDRESS_PRIVATE,
             }),
             CL_KERNEL_ARG_ACCESS_QUALIFIER => out.value::<cl_kernel_arg_access_qualifier>(CL_KERNEL_ARG_ACCESS_NONE),
-            CL_KERNEL_ARG_TYPE_QUALIFIER => out.value::<cl_kernel_arg_type_qualifier>(arg.type_qualifier as cl_kernel_arg_type_qualifier),
+            CL_KERNEL_ARG_TYPE_QUALIFIER => out.value::<cl_bitfield>(arg.type_qualifier),
             CL_KERNEL_ARG_TYPE_NAME => {
                 if arg.type_name.is_empty() {
                     return Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
@@ -222,22 +222,22 @@ fn sub_group_info(
     }
     let w = k.compiled.info.sub_group_width as usize;
     let max = k.max_work_group_size();
-    let local_sizes = || -> CLResult<Vec<usize>> {
+    let local_sizes = || -> CLResult<[usize; 3]> {
         let n = input_value_size / std::mem::size_of::<usize>();
         if !input_value_size.is_multiple_of(std::mem::size_of::<usize>()) || !(1..=3).contains(&n) {
             return Err(CL_INVALID_VALUE);
         }
-        Ok(util::slice(input_value.cast::<usize>(), n)?.to_vec())
+        let mut l = [1usize; 3];
+        l[..n].copy_from_slice(util::slice(input_value.cast::<usize>(), n)?);
+        Ok(l)
     };
     match param_name {
         CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
             let l = local_sizes()?;
-            let total: usize = l.iter().product();
-            out.value::<usize>(w.min(total.max(1)))
+            out.value::<usize>(w.min(l[0].max(1)))
         }
         CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
-            let total: usize = local_sizes()?.iter().product();
-            out.value::<usize>(total.div_ceil(w))
+            out.value::<usize>(k.sub_group_count(local_sizes()?))
         }
         CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
             if input_value_size != std::mem::size_of::<usize>() {
@@ -260,6 +260,7 @@ fn sub_group_info(
         }
         CL_KERNEL_MAX_NUM_SUB_GROUPS => out.value::<usize>(max.div_ceil(w)),
         CL_KERNEL_COMPILE_NUM_SUB_GROUPS => out.value::<usize>(0),
+        CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL => out.value::<usize>(k.required_sub_group_size()),
         _ => Err(CL_INVALID_VALUE),
     }
 }
