@@ -10,7 +10,7 @@
 //! process. This module runs clang only to build PCHs.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -264,16 +264,28 @@ impl PchCache {
         header: &Path,
         path: &Path,
     ) -> Option<PathBuf> {
-        let tmp = temp_path(path.parent().unwrap_or(&self.dir), &format!("{key:016x}"));
-        let mut args: Vec<OsString> = vec!["-cc1".into()];
-        args.extend(lang_args.iter().map(OsString::from));
-        args.extend(
+        let dir = path.parent().unwrap_or(&self.dir);
+        let lock = dir.join(format!("{key:016x}.lock"));
+        if !take_lock(&lock) {
+            // Another process is building it: look at the disk again next time.
+            self.entries.lock().remove(&key);
+            return None;
+        }
+        let tmp = temp_path(dir, &format!("{key:016x}"));
+        let mut clang_args: Vec<OsString> = vec![clang.as_os_str().to_owned(), "-cc1".into()];
+        clang_args.extend(lang_args.iter().map(OsString::from));
+        clang_args.extend(
             ["-finclude-default-header", "-x", "cl", "-emit-pch", "-o"].map(OsString::from),
         );
-        args.push(tmp.clone().into_os_string());
-        args.push(header.as_os_str().to_owned());
-        let built = match clang::run(clang, &args, &[]) {
-            Ok(run) if run.success && tmp.is_file() => std::fs::rename(&tmp, path).is_ok(),
+        clang_args.push(tmp.clone().into_os_string());
+        clang_args.push(header.as_os_str().to_owned());
+        // The shell finishes the job (rename into place, drop the lock) even when this
+        // process exits first: short-lived processes still leave a PCH behind.
+        let mut args: Vec<OsString> = vec!["-c".into(), FINISH_SCRIPT.into(), "sh".into()];
+        args.extend([tmp.as_os_str(), path.as_os_str(), lock.as_os_str()].map(OsStr::to_owned));
+        args.extend(clang_args);
+        let built = match clang::run(Path::new("/bin/sh"), &args, &[]) {
+            Ok(run) if run.success && path.is_file() => true,
             Ok(run) => {
                 eprintln!(
                     "cranecl: building a precompiled header failed ({}); compiling without it:\n{}",
@@ -282,14 +294,12 @@ impl PchCache {
                 false
             }
             Err(err) => {
-                eprintln!(
-                    "cranecl: could not run {} to build a precompiled header: {err}",
-                    clang.display()
-                );
+                eprintln!("cranecl: could not run /bin/sh to build a precompiled header: {err}");
                 false
             }
         };
         let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&lock);
         let mut entries = self.entries.lock();
         if built {
             entries.insert(key, Entry::Ready(path.to_path_buf()));
@@ -299,6 +309,38 @@ impl PchCache {
             None
         }
     }
+}
+
+/// `sh -c` script: `$1` temp file, `$2` final path, `$3` lock file, then the clang
+/// command. Moves the PCH into place only when clang succeeded and wrote it.
+const FINISH_SCRIPT: &str = r#"tmp=$1 final=$2 lock=$3; shift 3
+"$@"; rc=$?
+if [ "$rc" -eq 0 ] && [ -s "$tmp" ]; then mv -f -- "$tmp" "$final"; rc=$?; fi
+rm -f -- "$tmp" "$lock"
+exit "$rc""#;
+
+/// How old a lock file may get before it is taken to be left over from a killed
+/// process.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Creates `lock` exclusively; a lock older than [`STALE_LOCK`] is taken over.
+fn take_lock(lock: &Path) -> bool {
+    let create = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(lock)
+            .is_ok()
+    };
+    if create() {
+        return true;
+    }
+    let stale = std::fs::metadata(lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE_LOCK);
+    stale && std::fs::remove_file(lock).is_ok() && create()
 }
 
 #[cfg(test)]
