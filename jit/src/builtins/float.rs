@@ -359,6 +359,7 @@ pub(crate) mod f64fns {
 
 /// `f32` implementations.
 pub(crate) mod f32fns {
+    use super::super::precise;
     use super::f64fns;
 
     float_exact!(
@@ -404,18 +405,26 @@ pub(crate) mod f32fns {
         )*};
     }
     pi_trig!(
-        sinpi => super::super::precise::sinpi_for_f32,
-        cospi => super::super::precise::cospi_for_f32,
-        tanpi => super::super::precise::tanpi_for_f32
+        sinpi => precise::sinpi_for_f32,
+        cospi => precise::cospi_for_f32,
+        tanpi => precise::tanpi_for_f32
     );
-    via_f64!(2: atan2, atan2pi, hypot, pow, powr, distance);
+    via_f64!(2: atan2, atan2pi, hypot, distance);
     via_f64!(3: mix, smoothstep);
 
+    // The pow family has f32-specific cores (2^(y log2 x) in f64), much cheaper than the
+    // f64 algorithms and still far inside the f32 limits.
+    pub(crate) extern "C" fn pow(x: f32, y: f32) -> f32 {
+        precise::pow_for_f32(f64::from(x), f64::from(y)) as f32
+    }
+    pub(crate) extern "C" fn powr(x: f32, y: f32) -> f32 {
+        precise::powr_for_f32(f64::from(x), f64::from(y)) as f32
+    }
     pub(crate) extern "C" fn pown(x: f32, n: i32) -> f32 {
-        f64fns::pown(f64::from(x), n) as f32
+        precise::pown_for_f32(f64::from(x), n) as f32
     }
     pub(crate) extern "C" fn rootn(x: f32, n: i32) -> f32 {
-        f64fns::rootn(f64::from(x), n) as f32
+        precise::rootn_for_f32(f64::from(x), n) as f32
     }
     /// `x * 2^n`, correctly rounded: the product is exact in `f64` (|n| is clamped to
     /// 400, past which every result has over- or underflowed anyway), then rounds once.

@@ -303,6 +303,17 @@ pub(crate) fn exp10(x: f64) -> f64 {
 
 /// `x^(1/n)` with the OpenCL special cases, within about 3 ulp.
 pub(crate) fn rootn(x: f64, n: i32) -> f64 {
+    rootn_impl::<false>(x, n)
+}
+
+/// [`rootn`] of an f32 argument with a result accurate enough for rounding to f32:
+/// `2^(log2|x| / n)` in f64 (|log2 x| <= 150, so the exponent's absolute error stays
+/// below 2^-44, far under an f32 ulp), at a fraction of the cost.
+pub(crate) fn rootn_for_f32(x: f64, n: i32) -> f64 {
+    rootn_impl::<true>(x, n)
+}
+
+fn rootn_impl<const FOR_F32: bool>(x: f64, n: i32) -> f64 {
     if n == 0 || x.is_nan() {
         return f64::NAN;
     }
@@ -330,6 +341,10 @@ pub(crate) fn rootn(x: f64, n: i32) -> f64 {
         _ => {}
     }
     let ax = x.abs();
+    if FOR_F32 {
+        let r = libm::exp2(libm::log2(ax) / f64::from(n));
+        return if x < 0.0 { -r } else { r };
+    }
     // ax = m * 2^e with m in [1, 2); e = q n + s with 0 <= s < |n|;
     // ax^(1/n) = 2^q * 2^(s/n) * m^(1/n), each factor accurate.
     let (frac, exp) = libm::frexp(ax);
@@ -350,6 +365,15 @@ pub(crate) fn rootn(x: f64, n: i32) -> f64 {
 /// `pow(x, y)` for `x >= 0` with the OpenCL `powr` special cases (NaN for `x < 0`,
 /// `powr(±0, ±0)`, `powr(+∞, ±0)` and `powr(1, ±∞)`).
 pub(crate) fn powr(x: f64, y: f64) -> f64 {
+    powr_impl::<false>(x, y)
+}
+
+/// [`powr`] of f32 arguments, accurate enough for rounding to f32 (see [`pow_for_f32`]).
+pub(crate) fn powr_for_f32(x: f64, y: f64) -> f64 {
+    powr_impl::<true>(x, y)
+}
+
+fn powr_impl<const FOR_F32: bool>(x: f64, y: f64) -> f64 {
     if x.is_nan() || y.is_nan() || x < 0.0 {
         return f64::NAN;
     }
@@ -377,7 +401,77 @@ pub(crate) fn powr(x: f64, y: f64) -> f64 {
     if y == 0.0 {
         return 1.0;
     }
+    if FOR_F32 {
+        return pow_core_for_f32(x, y);
+    }
     libm::pow(x, y)
+}
+
+/// `|x|^y` for finite `x != 0` and non-NaN `y`, good to about 2^-44 relative wherever
+/// the result is an f32 (normal or subnormal): `2^(y log2|x|)` in f64. For `|y log2|x||`
+/// up to 150 the exponent's absolute error is below 2^-44; beyond, the result over- or
+/// underflows f32 anyway.
+fn pow_core_for_f32(x: f64, y: f64) -> f64 {
+    libm::exp2(y * libm::log2(x.abs()))
+}
+
+/// Whether `y` is an odd integer (|y| < 2^53, the range where odd integers exist).
+fn is_odd_integer(y: f64) -> bool {
+    y.abs() < EVEN_INTEGERS && y == y.trunc() && (y as i64) & 1 == 1
+}
+
+/// C99 `pow` of f32 arguments (exact special cases of ISO C F.9.4.4, which OpenCL
+/// adopts), with a result accurate enough for rounding to f32; 2-3 times faster than
+/// `libm::pow`.
+pub(crate) fn pow_for_f32(x: f64, y: f64) -> f64 {
+    if y == 0.0 || x == 1.0 {
+        return 1.0; // even for NaN operands
+    }
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    let odd = is_odd_integer(y);
+    if x == 0.0 {
+        return match (y < 0.0, odd) {
+            (true, true) => f64::INFINITY.copysign(x),
+            (true, false) => f64::INFINITY,
+            (false, true) => x,
+            (false, false) => 0.0,
+        };
+    }
+    if x.is_infinite() {
+        let magnitude = if y < 0.0 { 0.0 } else { f64::INFINITY };
+        return if x < 0.0 && odd {
+            -magnitude
+        } else {
+            magnitude
+        };
+    }
+    if y.is_infinite() {
+        let ax = x.abs();
+        return if ax == 1.0 {
+            1.0
+        } else if (ax < 1.0) == (y < 0.0) {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+    }
+    if x < 0.0 && y != y.trunc() {
+        return f64::NAN;
+    }
+    let r = pow_core_for_f32(x, y);
+    if x < 0.0 && odd {
+        -r
+    } else {
+        r
+    }
+}
+
+/// `pown(x, n)` of an f32 argument, accurate enough for rounding to f32 (see
+/// [`pow_for_f32`]); `pown(x, 0)` is 1 for every `x`.
+pub(crate) fn pown_for_f32(x: f64, n: i32) -> f64 {
+    pow_for_f32(x, f64::from(n))
 }
 
 /// `1/sqrt(x)`: two correctly rounded steps, within 1.5 ulp.

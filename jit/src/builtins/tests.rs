@@ -1470,6 +1470,96 @@ fn f32_functions_agree_with_host_libm_over_all_binades() {
     }
 }
 
+/// The f32 pow family (its own f64 core, not libm's pow) over a million operand pairs:
+/// random bit patterns and moderate values, against the host's double `pow`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn f32_pow_family_agrees_with_host_pow() {
+    let (pow, powr) = (f32_2(ClOp::pow), f32_2(ClOp::powr));
+    // SAFETY: [F32, I32] -> F32.
+    let (pown, rootn) = unsafe {
+        (
+            get::<extern "C" fn(f32, i32) -> f32>(
+                ClOp::pown,
+                Scalar::F32,
+                &[Scalar::F32, Scalar::I32],
+                Scalar::F32,
+            ),
+            get::<extern "C" fn(f32, i32) -> f32>(
+                ClOp::rootn,
+                Scalar::F32,
+                &[Scalar::F32, Scalar::I32],
+                Scalar::F32,
+            ),
+        )
+    };
+    let mut state = 0xfeed_beef_1234_5678u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut worst = [
+        (0.0f64, String::new()),
+        (0.0, String::new()),
+        (0.0, String::new()),
+        (0.0, String::new()),
+    ];
+    let mut note = |i: usize, err: f64, what: String| {
+        if err > worst[i].0 {
+            worst[i] = (err, what);
+        }
+    };
+    for k in 0..1_000_000u32 {
+        let b = next();
+        let (x, y) = if k % 2 == 0 {
+            (f32::from_bits(b as u32), f32::from_bits((b >> 32) as u32))
+        } else {
+            let x = f32::from_bits(0x3000_0000 + (b as u32 % 0x1e00_0000));
+            let y = ((b >> 32) as i32 as f32) / 2f32.powi(24) * 40.0;
+            (if b & 1 == 0 { x } else { -x }, y)
+        };
+        let (xd, yd) = (f64::from(x), f64::from(y));
+        // SAFETY: plain C math functions.
+        let reference = unsafe { host_libm::pow(xd, yd) };
+        note(
+            0,
+            ulps_f32(pow(x, y), reference),
+            format!("pow({x:e}, {y:e})"),
+        );
+        if x >= 0.0
+            && !(x == 0.0 && y == 0.0)
+            && !(x.is_infinite() && y == 0.0)
+            && !(x == 1.0 && y.is_infinite())
+        {
+            note(
+                1,
+                ulps_f32(powr(x, y), reference),
+                format!("powr({x:e}, {y:e})"),
+            );
+        }
+        let n = (b >> 40) as i32 % 64;
+        // SAFETY: as above.
+        let reference = unsafe { host_libm::pow(xd, f64::from(n)) };
+        note(
+            2,
+            ulps_f32(pown(x, n), reference),
+            format!("pown({x:e}, {n})"),
+        );
+        if n != 0 && !(x < 0.0 && n % 2 == 0) && x != 0.0 && x.is_finite() {
+            // SAFETY: as above.
+            let r = unsafe { host_libm::pow(xd.abs(), 1.0 / f64::from(n)) };
+            let r = if x < 0.0 { -r } else { r };
+            note(3, ulps_f32(rootn(x, n), r), format!("rootn({x:e}, {n})"));
+        }
+    }
+    for (name, (err, at)) in ["pow", "powr", "pown", "rootn"].iter().zip(&worst) {
+        println!("{name}: max {err:.3} ulp at {at}");
+        assert!(*err <= 16.0, "{name}: {err} ulp at {at}");
+    }
+}
+
 /// Same sweep for the f64 functions over random bit patterns: the distance to the host's
 /// result must stay within the OpenCL limit plus 2 (glibc's own error: its `cbrt` is off by
 /// up to 3 ulp where ours is correctly rounded), and NaN/inf results must agree.
