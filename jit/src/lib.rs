@@ -325,21 +325,28 @@ fn compile_module(
         let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
         let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
         let (locals, local_bytes) = meta::local_layout(&m, &flat)?;
-        let lowered = lower::lower_kernel(
-            &m,
-            &flat,
-            &cfg,
-            &uni,
-            w,
-            ep.modes.contraction_off,
-            options,
-            &mut jit.module,
-            &mut jit.fctx,
-            &locals,
-            local_bytes,
-            &data_addrs,
-            &arg_offsets,
-        )?;
+        let lower_with = |jit: &mut codegen::Jit, allow_dup: bool| {
+            lower::lower_kernel(
+                &m,
+                &flat,
+                &cfg,
+                &uni,
+                w,
+                ep.modes.contraction_off,
+                options,
+                &mut jit.module,
+                &mut jit.fctx,
+                &locals,
+                local_bytes,
+                &data_addrs,
+                &arg_offsets,
+                allow_dup,
+            )
+        };
+        let lowered = match lower_with(&mut jit, !options.opt_disable) {
+            Err(e) if e.message == lower::DUP_CONFLICT => lower_with(&mut jit, false)?,
+            r => r?,
+        };
         let collectives = lowered.collective_slots as u64;
         let id = jit.define(&ep.name, lowered.func)?;
         ids.push(id);

@@ -141,9 +141,34 @@ impl Tr<'_, '_> {
             for v in &mvars {
                 self.b.def_var(*v, zero);
             }
-            self.mask = m;
+            self.mask = m.clone();
             self.mask_full = None;
-            self.lower_block(bi)?;
+            if self.duplicate_for_full_mask(bi) {
+                // Two copies: one assuming every lane is active (vector accesses, no
+                // guards), one for partial masks; both write the same variables.
+                let full = self.mask_all(&m);
+                let bf = self.b.create_block();
+                let bs = self.b.create_block();
+                self.b.ins().brif(full, bf, &[], bs, &[]);
+                self.b.switch_to_block(bf);
+                self.full_state = Some(true);
+                self.mask_full = Some(full);
+                self.dup_defs = Some(Default::default());
+                self.lower_block(bi)?;
+                self.b.ins().jump(after, &[]);
+                self.b.switch_to_block(bs);
+                self.mask = m;
+                self.full_state = Some(false);
+                self.mask_full = Some(full);
+                self.dup_second = true;
+                let r = self.lower_block(bi);
+                self.dup_second = false;
+                self.dup_defs = None;
+                self.full_state = None;
+                r?;
+            } else {
+                self.lower_block(bi)?;
+            }
             self.b.ins().jump(after, &[]);
             self.b.switch_to_block(after);
             for &l in &loop_ends[i] {
@@ -353,6 +378,33 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
+    /// Whether block `bi` is worth emitting twice (full mask / partial mask): it
+    /// accesses memory and holds no barrier.
+    fn duplicate_for_full_mask(&self, bi: usize) -> bool {
+        if !self.allow_dup {
+            return false;
+        }
+        if self.regions.points.iter().any(|(b, _)| *b == bi)
+            || self.regions.scans.iter().any(|(b, _)| *b == bi)
+        {
+            return false;
+        }
+        let insts = &self.f.blocks[bi].insts;
+        if insts.len() > 400 {
+            return false;
+        }
+        insts.iter().any(|i| {
+            matches!(
+                i.op,
+                Op::Load { .. }
+                    | Op::Store { .. }
+                    | Op::CopyMemory { .. }
+                    | Op::Atomic { .. }
+                    | Op::ExtInst { .. }
+            )
+        })
+    }
+
     /// i8 "every lane of the current mask is active", computed once per block.
     pub fn full_mask(&mut self) -> Value {
         if let Some(v) = self.mask_full {
@@ -372,6 +424,11 @@ impl Tr<'_, '_> {
         fast: impl FnOnce(&mut Self) -> Result<Vec<Value>, CompileError>,
         slow: impl FnOnce(&mut Self) -> Result<Vec<Value>, CompileError>,
     ) -> Result<Vec<Value>, CompileError> {
+        match self.full_state {
+            Some(true) => return fast(self),
+            Some(false) => return slow(self),
+            None => {}
+        }
         let full = self.full_mask();
         let bf = self.b.create_block();
         let bs = self.b.create_block();

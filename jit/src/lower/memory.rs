@@ -586,6 +586,13 @@ impl Tr<'_, '_> {
     ) -> Result<Vec<Vec<Value>>, CompileError> {
         let m = self.mask.clone();
         let mut out = Vec::new();
+        if self.full_state == Some(true) {
+            // Every lane is active: no guards.
+            for l in 0..self.w as usize {
+                out.push(f(self, l)?);
+            }
+            return Ok(out);
+        }
         for l in 0..self.w as usize {
             let act = self.lane_active(&m, l);
             let doit = self.b.create_block();
@@ -639,9 +646,11 @@ impl Tr<'_, '_> {
             let full = self.vconst_bytes(types::I32X4, vec![0xff; 16]);
             self.mask = vec![full; (self.w / 4) as usize];
             let saved_full = self.mask_full.take();
+            let saved_state = self.full_state.replace(true);
             let r = self.store_leaves(&p, &v.leaves, &v.elems, &offs, true);
             self.mask = saved;
             self.mask_full = saved_full;
+            self.full_state = saved_state;
             r?;
         }
         let elems = self.elems(rty)?;

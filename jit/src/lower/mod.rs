@@ -33,6 +33,10 @@ use crate::spirv::{BuiltIn, Id, Module, Type};
 use crate::{CompileError, CompileOptions};
 use value::{Elem, Lv, Val};
 
+/// Error message of a shape conflict between the copies of a duplicated block (the
+/// caller retries without duplication).
+pub(crate) const DUP_CONFLICT: &str = "internal: value shapes differ between block copies";
+
 /// Per-id storage of a defined value: Cranelift variables for each leaf.
 #[derive(Clone, Debug)]
 enum Slot {
@@ -103,6 +107,17 @@ pub(crate) struct Tr<'a, 'b> {
     pub mask: Vec<Value>,
     /// Cached "mask is full" (i8) for the block being lowered.
     pub mask_full: Option<Value>,
+    /// Statically known fullness of the current mask (in duplicated blocks).
+    pub full_state: Option<bool>,
+    /// Ids defined by the first copy of a duplicated block: the second copy writes
+    /// the same variables.
+    pub dup_defs: Option<std::collections::HashSet<Id>>,
+    /// True while emitting the second copy of a duplicated block.
+    pub dup_second: bool,
+    /// Whether blocks may be duplicated for full masks.
+    pub allow_dup: bool,
+    /// A value had different shapes in the two copies of a duplicated block.
+    pub dup_conflict: bool,
     /// Byte offsets of private variables in the per-lane private area.
     pub private_offsets: HashMap<Id, u64>,
     pub private_bytes: u64,
@@ -157,11 +172,12 @@ pub(crate) fn lower_kernel(
     contraction_off: bool,
     opts: &CompileOptions,
     jm: &mut cranelift_jit::JITModule,
-    fctx: &mut FunctionBuilderContext,
+    _fctx: &mut FunctionBuilderContext,
     local_offsets: &HashMap<Id, u64>,
     collective_base: u64,
     data_addrs: &HashMap<Id, u64>,
     arg_offsets: &[u64],
+    allow_dup: bool,
 ) -> Result<LoweredKernel, CompileError> {
     let mut sig = ir::Signature::new(jm.isa().default_call_conv());
     sig.params.push(AbiParam::new(types::I64));
@@ -178,8 +194,10 @@ pub(crate) fn lower_kernel(
     }
     let has_barriers = regions.has_barriers();
     let collective_slots = regions.points.len() + regions.scans.len();
+    // A fresh builder context per kernel: an error may leave one half-used.
+    let mut fctx = FunctionBuilderContext::new();
     let (private_bytes, scratch_per_sg) = {
-        let b = FunctionBuilder::new(&mut func, fctx);
+        let b = FunctionBuilder::new(&mut func, &mut fctx);
         let mut tr = Tr {
             m,
             f,
@@ -197,6 +215,11 @@ pub(crate) fn lower_kernel(
             sgenv: None,
             mask: Vec::new(),
             mask_full: None,
+            full_state: None,
+            dup_defs: None,
+            dup_second: false,
+            allow_dup,
+            dup_conflict: false,
             private_offsets: HashMap::new(),
             private_bytes: 0,
             local_offsets: local_offsets.clone(),
@@ -212,11 +235,15 @@ pub(crate) fn lower_kernel(
         };
         tr.layout_private()?;
         tr.emit_work_group()?;
+        let conflict = tr.dup_conflict;
         let pb = tr.private_bytes;
         let scratch = tr.regions.scratch_per_sg;
         tr.b.seal_all_blocks();
         let fc = tr.jm.isa().frontend_config();
         tr.b.finalize(fc);
+        if conflict {
+            return Err(CompileError::codegen(DUP_CONFLICT));
+        }
         (pb, scratch)
     };
     Ok(LoweredKernel {
@@ -293,6 +320,19 @@ impl<'a, 'b> Tr<'a, 'b> {
 
     /// Records the value of `id`.
     pub fn define(&mut self, id: Id, v: Val) {
+        if self.dup_second && self.dup_defs.as_ref().is_some_and(|d| d.contains(&id)) {
+            if let Some(slots) = self.vals.get(&id).cloned() {
+                if self.define_into(&slots, &v) {
+                    return;
+                }
+                self.dup_conflict = true;
+            }
+        }
+        if !self.dup_second {
+            if let Some(d) = self.dup_defs.as_mut() {
+                d.insert(id);
+            }
+        }
         let mut slots = Vec::with_capacity(v.leaves.len());
         for (lv, e) in v.leaves.iter().zip(v.elems.iter()) {
             slots.push(match lv {
@@ -321,6 +361,40 @@ impl<'a, 'b> Tr<'a, 'b> {
             });
         }
         self.vals.insert(id, slots);
+    }
+
+    /// Writes `v` into existing slots (coercing uniform/affine values to vectors where
+    /// the slot is varying); false if the shapes cannot match.
+    fn define_into(&mut self, slots: &[Slot], v: &Val) -> bool {
+        if slots.len() != v.leaves.len() {
+            return false;
+        }
+        // Check first, then write.
+        for (s, l) in slots.iter().zip(&v.leaves) {
+            let ok = match (s, l) {
+                (Slot::U(_), Lv::U(_)) | (Slot::V(_), _) => true,
+                (Slot::A(_, a), Lv::A(_, b)) => a == b,
+                _ => false,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        for ((s, l), e) in slots.iter().zip(&v.leaves).zip(v.elems.iter()) {
+            match (s, l) {
+                (Slot::U(var), Lv::U(x)) | (Slot::A(var, _), Lv::A(x, _)) => {
+                    self.b.def_var(*var, *x)
+                }
+                (Slot::V(vars), l) => {
+                    let ch = self.to_vec(*e, l);
+                    for (var, c) in vars.iter().zip(ch) {
+                        self.b.def_var(*var, c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        true
     }
 
     /// The value of `id` (constant, or defined earlier).
