@@ -174,6 +174,14 @@ pub struct KernelInfo {
 }
 
 impl KernelInfo {
+    /// Number of sub-groups of a work-group of size `local` (`get_num_sub_groups`):
+    /// sub-group `s` holds the work-items with linear local ids `s*W .. s*W+W-1`
+    /// (x fastest), so this is `ceil(lx*ly*lz / W)`.
+    pub fn num_sub_groups(&self, local: [usize; 3]) -> usize {
+        let w = self.sub_group_width as usize;
+        (local[0] * local[1] * local[2]).div_ceil(w)
+    }
+
     /// Scratch bytes for a work-group of `local_size` work-items.
     pub fn scratch_bytes(&self, local_size: usize) -> usize {
         let w = self.sub_group_width as usize;
