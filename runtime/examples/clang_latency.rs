@@ -1,6 +1,6 @@
 //! Measures the OpenCL C front end: `compile` of a small kernel and of a 9-kernel
-//! program with and without the precompiled header, plus the one-time cost of
-//! building the PCH.
+//! program with and without the precompiled header, the one-time cost of building
+//! the PCH, and (for comparison) the jit's time on the same programs.
 //!
 //! Run: `cargo run --release -p cranecl-runtime --example clang_latency`
 
@@ -78,6 +78,24 @@ fn main() {
             a.as_secs_f64() * 1e3,
             b.as_secs_f64() * 1e3
         );
+    }
+    // The other half of a build: the jit on clang's output.
+    for (name, source) in [("small kernel", SMALL), ("9-kernel program", NINE)] {
+        let spirv = with_pch.compile(source, &options).expect("compiles").spirv;
+        let jit = median(
+            (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    let compiled = cranecl_jit::compile(&spirv, &options.jit);
+                    let elapsed = t.elapsed();
+                    if let Err(e) = compiled {
+                        println!("{name}: the jit refused it: {e}");
+                    }
+                    elapsed
+                })
+                .collect(),
+        );
+        println!("{name:<17} jit {:>7.1} ms", jit.as_secs_f64() * 1e3);
     }
     let _ = std::fs::remove_dir_all(dir);
 }

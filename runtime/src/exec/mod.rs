@@ -6,14 +6,20 @@
 //! - [`run_ndrange`] executes every work-group of a launch and returns when all are
 //!   done; it may be called from a pool worker (the caller takes work-groups too).
 //! - [`choose_local_size`] picks a work-group size when the application passes NULL.
+//! - [`parallel_for`] spreads other runtime work (compiling kernels, big copies) over
+//!   the pool.
 //!
-//! Parts: `pool` (the workers and their queue), `ndrange` (the work-group hand-out),
-//! `local_size` (the NULL-local-size chooser), `memory` (per-thread aligned blocks).
+//! Parts: `pool` (the workers and their queue), `progress` (lock-free chunked
+//! hand-out and completion), `ndrange` (the work-group scheduler), `parallel`
+//! (`parallel_for`), `local_size` (the NULL-local-size chooser), `memory`
+//! (per-thread aligned blocks).
 
 mod local_size;
 mod memory;
 mod ndrange;
+mod parallel;
 mod pool;
+mod progress;
 
 #[cfg(test)]
 mod tests;
@@ -74,6 +80,7 @@ pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
 }
 
 pub use ndrange::{local_layout, ExecError, LOCAL_ARG_ALIGN};
+pub use parallel::parallel_for;
 
 /// Runs `task` on a pool worker (command bodies, callbacks). A panicking task is
 /// reported on stderr and does not take its worker down.

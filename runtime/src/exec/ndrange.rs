@@ -1,9 +1,9 @@
 //! The ND-range scheduler: runs every work-group of one launch on the pool.
 //!
-//! A launch becomes an [`NdJob`]: an owned copy of what the work-groups need plus two
-//! atomic counters. Work-groups, numbered linearly (dimension 0 fastest), are handed
-//! out in chunks by `fetch_add` on the first counter; the second counts finished
-//! groups, and the thread that finishes the last one wakes the caller. The caller
+//! A launch becomes an [`NdJob`]: an owned copy of what the work-groups need plus a
+//! [`Progress`]. Work-groups, numbered linearly (dimension 0 fastest), are handed
+//! out in chunks by one `fetch_add`; finished groups are counted, and the thread that
+//! finishes the last one wakes the caller. The caller
 //! takes chunks too, so a launch always completes even when every pool worker is busy
 //! (or when the caller itself is a pool worker). Each participating thread copies the
 //! argument block once per launch into its own memory, patches the `__local` pointers
@@ -14,27 +14,19 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use cranecl_jit::{CompiledKernel, NdRangeInfo, WorkGroupState};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::memory::{WorkerMemory, BLOCK_ALIGN};
 use super::pool::{self, Assist};
+use super::progress::Progress;
 use super::Launch;
 
 /// Alignment of each `__local` argument inside the `__local` block.
 pub const LOCAL_ARG_ALIGN: usize = 128;
-
-/// How long a caller whose chunks are done spins for helpers to finish theirs before
-/// it sleeps.
-const COMPLETION_SPIN: Duration = Duration::from_micros(30);
-
-/// Chunks per worker the hand-out aims for: enough for load balance, few enough that
-/// the shared counter is not contended.
-const CHUNKS_PER_WORKER: usize = 8;
 
 /// Why a launch did not run to completion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,18 +52,6 @@ thread_local! {
     static MEMORY: RefCell<WorkerMemory> = RefCell::new(WorkerMemory::default());
 }
 
-/// A value alone on its cache line(s), so the hot counters do not slow down reads of
-/// the launch's read-only fields on other cores.
-#[repr(align(128))]
-struct CacheLine<T>(T);
-
-impl<T> std::ops::Deref for CacheLine<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
 /// One launch in flight, shared by the caller and its helpers.
 pub(crate) struct NdJob {
     kernel: Arc<CompiledKernel>,
@@ -86,14 +66,9 @@ pub(crate) struct NdJob {
     groups: [usize; 3],
     enqueued: [usize; 3],
     global: [usize; 3],
-    total: usize,
-    chunk: usize,
-    next: CacheLine<AtomicUsize>,
-    done: CacheLine<AtomicUsize>,
+    progress: Progress,
     aborted: AtomicBool,
     failure: Mutex<Option<String>>,
-    finished: Mutex<bool>,
-    finished_cv: Condvar,
 }
 
 /// The layout of the `__local` block for a kernel with `static_local_bytes` of
@@ -193,7 +168,6 @@ impl NdJob {
             enqueued_local_size: to_u64(enqueued),
             num_groups: to_u64(groups),
         };
-        let chunk = (total / (workers.max(1) * CHUNKS_PER_WORKER)).max(1);
         Ok(Some(NdJob {
             kernel: Arc::clone(&launch.kernel),
             args: launch.args.clone(),
@@ -204,24 +178,15 @@ impl NdJob {
             groups,
             enqueued,
             global,
-            total,
-            chunk,
-            next: CacheLine(AtomicUsize::new(0)),
-            done: CacheLine(AtomicUsize::new(0)),
+            progress: Progress::new(total, workers),
             aborted: AtomicBool::new(false),
             failure: Mutex::new(None),
-            finished: Mutex::new(false),
-            finished_cv: Condvar::new(),
         }))
-    }
-
-    fn chunks(&self) -> usize {
-        self.total.div_ceil(self.chunk)
     }
 
     /// Takes and runs chunks on the calling thread until none are left.
     fn participate(&self) {
-        if self.next.load(Ordering::Relaxed) >= self.total {
+        if self.progress.all_claimed() {
             return;
         }
         MEMORY.with(|cell| match cell.try_borrow_mut() {
@@ -233,16 +198,11 @@ impl NdJob {
 
     fn run_chunks(&self, memory: &mut WorkerMemory) {
         let mut prepared: Option<(*const u8, *mut u8, *mut u8)> = None;
-        loop {
-            let start = self.next.fetch_add(self.chunk, Ordering::Relaxed);
-            if start >= self.total {
-                return;
-            }
-            let end = (start + self.chunk).min(self.total);
+        while let Some(chunk) = self.progress.claim() {
             if !self.aborted.load(Ordering::Relaxed) {
                 let (args, local, scratch) = *prepared.get_or_insert_with(|| self.prepare(memory));
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-                    for index in start..end {
+                    for index in chunk.clone() {
                         self.run_group(index, args, local, scratch);
                     }
                 }));
@@ -252,7 +212,7 @@ impl NdJob {
                     failure.get_or_insert_with(|| pool::panic_message(payload.as_ref()));
                 }
             }
-            self.complete(end - start);
+            self.progress.complete(chunk.len());
         }
     }
 
@@ -296,30 +256,6 @@ impl NdJob {
         // `wg.ndrange` points at `self.info`, alive for the call.
         unsafe { self.kernel.run_work_group(args, &wg) };
     }
-
-    fn complete(&self, groups: usize) {
-        let before = self.done.fetch_add(groups, Ordering::AcqRel);
-        if before + groups == self.total {
-            let mut finished = self.finished.lock();
-            *finished = true;
-            self.finished_cv.notify_all();
-        }
-    }
-
-    /// Blocks until every group has finished: a short spin, then sleep.
-    fn wait(&self) {
-        let spin_until = Instant::now() + COMPLETION_SPIN;
-        while self.done.load(Ordering::Acquire) < self.total {
-            if Instant::now() >= spin_until {
-                let mut finished = self.finished.lock();
-                while !*finished {
-                    self.finished_cv.wait(&mut finished);
-                }
-                return;
-            }
-            std::hint::spin_loop();
-        }
-    }
 }
 
 impl Assist for NdJob {
@@ -334,7 +270,7 @@ pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
     let Some(job) = NdJob::new(launch, workers)? else {
         return Ok(());
     };
-    let helpers = workers.saturating_sub(1).min(job.chunks() - 1);
+    let helpers = workers.saturating_sub(1).min(job.progress.chunks() - 1);
     let job = Arc::new(job);
     let shared: Arc<dyn Assist> = job.clone();
     pool::invite(&shared, helpers);
@@ -342,7 +278,7 @@ pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
     if helpers > 0 {
         pool::withdraw(&shared);
     }
-    job.wait();
+    job.progress.wait();
     let failure = job.failure.lock().take();
     match failure {
         Some(message) => Err(ExecError::Panicked(format!(
