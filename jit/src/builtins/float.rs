@@ -359,7 +359,7 @@ pub(crate) mod f64fns {
 
 /// `f32` implementations.
 pub(crate) mod f32fns {
-    use super::super::precise;
+    use super::super::{fast32, precise};
     use super::f64fns;
 
     float_exact!(
@@ -390,10 +390,19 @@ pub(crate) mod f32fns {
     }
 
     via_f64!(1:
-        acos, acosh, asin, asinh, atan, atanh, cbrt, cos, cosh, erf, erfc, exp, exp2, expm1,
-        log, log2, log10, log1p, sin, sinh, tan, tanh, tgamma, lgamma, acospi, asinpi, atanpi,
-        exp10, rsqrt, degrees, radians,
+        acos, acosh, asin, asinh, atan, atanh, cbrt, cos, cosh, erf, erfc, expm1, log1p, sin,
+        sinh, tan, tanh, tgamma, lgamma, acospi, asinpi, atanpi, rsqrt, degrees, radians,
     );
+
+    /// The hottest functions, through the short f64 kernels of [`fast32`].
+    macro_rules! fast {
+        ($($name:ident),*) => {$(
+            pub(crate) extern "C" fn $name(x: f32) -> f32 {
+                fast32::$name(f64::from(x)) as f32
+            }
+        )*};
+    }
+    fast!(exp, exp2, exp10, log, log2, log10);
 
     /// `sinpi`/`cospi`/`tanpi` with the exact reduction of the f64 versions but without
     /// their double-double correction, which an f32 result does not need.

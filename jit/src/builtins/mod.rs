@@ -34,6 +34,7 @@
 #[cfg(test)]
 mod abi_tests;
 mod convert;
+mod fast32;
 mod float;
 mod geometric;
 mod half;

@@ -342,7 +342,7 @@ fn rootn_impl<const FOR_F32: bool>(x: f64, n: i32) -> f64 {
     }
     let ax = x.abs();
     if FOR_F32 {
-        let r = libm::exp2(libm::log2(ax) / f64::from(n));
+        let r = super::fast32::exp2(super::fast32::log2(ax) / f64::from(n));
         return if x < 0.0 { -r } else { r };
     }
     // ax = m * 2^e with m in [1, 2); e = q n + s with 0 <= s < |n|;
@@ -412,7 +412,7 @@ fn powr_impl<const FOR_F32: bool>(x: f64, y: f64) -> f64 {
 /// up to 150 the exponent's absolute error is below 2^-44; beyond, the result over- or
 /// underflows f32 anyway.
 fn pow_core_for_f32(x: f64, y: f64) -> f64 {
-    libm::exp2(y * libm::log2(x.abs()))
+    super::fast32::exp2(y * super::fast32::log2(x.abs()))
 }
 
 /// Whether `y` is an odd integer (|y| < 2^53, the range where odd integers exist).
