@@ -44,6 +44,9 @@ impl Tr<'_, '_> {
         resume: Option<(Value, Vec<ir::Block>)>,
         exit: ir::Block,
     ) -> Result<(), CompileError> {
+        if !self.uni.any_divergence() {
+            return self.emit_body_uniform(resume, exit);
+        }
         let order = self.cfg.order.clone();
         let n = self.f.blocks.len();
         let mut st = BodyState {
@@ -194,6 +197,220 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
+    /// Declares the phi accumulators of the function.
+    fn phi_accumulators(
+        &mut self,
+    ) -> Result<std::collections::HashMap<Id, Vec<PhiAcc>>, CompileError> {
+        let mut phis = std::collections::HashMap::new();
+        for blk in &self.f.blocks {
+            for inst in &blk.insts {
+                if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
+                    let elems = self.elems(ty)?;
+                    let varying = self.uni.is_varying(r);
+                    let accs = elems
+                        .iter()
+                        .map(|e| {
+                            if varying {
+                                let (cty, _) = e.chunk();
+                                PhiAcc::V(
+                                    (0..self.nchunks(*e))
+                                        .map(|_| self.b.declare_var(cty))
+                                        .collect(),
+                                    cty,
+                                )
+                            } else {
+                                PhiAcc::U(self.b.declare_var(e.scalar()), e.scalar())
+                            }
+                        })
+                        .collect();
+                    phis.insert(r, accs);
+                }
+            }
+        }
+        Ok(phis)
+    }
+
+    /// The body of a kernel without divergent branches: real branches, one mask (the
+    /// sub-group's) everywhere. Without barriers the body is emitted twice, for a
+    /// full and for a partial sub-group.
+    fn emit_body_uniform(
+        &mut self,
+        resume: Option<(Value, Vec<ir::Block>)>,
+        exit: ir::Block,
+    ) -> Result<(), CompileError> {
+        let entry_mask = self
+            .sgenv
+            .as_ref()
+            .map(|s| s.mask.clone())
+            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+        let n = self.f.blocks.len();
+        let phis = self.phi_accumulators()?;
+        self.body_state = Some(BodyState {
+            blocks: vec![None; n],
+            masks: Vec::new(),
+            phis,
+            pos: vec![usize::MAX; n],
+        });
+        let copies: Vec<Option<bool>> = if resume.is_none() && self.allow_dup {
+            vec![Some(true), Some(false)]
+        } else {
+            vec![None]
+        };
+        let mut starts = Vec::new();
+        for _ in &copies {
+            starts.push(self.b.create_block());
+        }
+        match (&resume, copies.len()) {
+            (Some((id, targets)), _) => {
+                let mut all = vec![starts[0]];
+                all.extend(targets.iter().copied());
+                self.emit_dispatch(*id, &all);
+            }
+            (None, 1) => {
+                self.b.ins().jump(starts[0], &[]);
+            }
+            (None, _) => {
+                let full = self.mask_all(&entry_mask);
+                self.b.ins().brif(full, starts[0], &[], starts[1], &[]);
+            }
+        }
+        let order = self.cfg.order.clone();
+        for (ci, state) in copies.iter().enumerate() {
+            let cbs: Vec<Option<ir::Block>> = (0..n)
+                .map(|b| {
+                    if self.cfg.reachable(b) {
+                        Some(self.b.create_block())
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if let Some(st) = self.body_state.as_mut() {
+                st.blocks = cbs.clone();
+            }
+            self.b.switch_to_block(starts[ci]);
+            let first = cbs[order[0]].ok_or_else(|| CompileError::codegen("no entry block"))?;
+            self.b.ins().jump(first, &[]);
+            for &bi in &order {
+                let cb = cbs[bi].ok_or_else(|| CompileError::codegen("block missing"))?;
+                self.b.switch_to_block(cb);
+                self.mask = entry_mask.clone();
+                self.full_state = *state;
+                self.mask_full = None;
+                self.lower_block_insts(bi)?;
+                let blk = &self.f.blocks[bi];
+                match blk.term.clone() {
+                    Terminator::Branch(t) => {
+                        self.uniform_edge(bi, t)?;
+                        let tb = self.block_of(&cbs, t)?;
+                        self.b.ins().jump(tb, &[]);
+                    }
+                    Terminator::BranchCond { cond, t, f: fl } => {
+                        let c = self.get(cond)?;
+                        let Lv::U(cv) = c.leaves[0] else {
+                            return Err(CompileError::codegen(
+                                "internal: varying branch in a uniform body",
+                            ));
+                        };
+                        let et = self.b.create_block();
+                        let ef = self.b.create_block();
+                        self.b.ins().brif(cv, et, &[], ef, &[]);
+                        for (eb, target) in [(et, t), (ef, fl)] {
+                            self.b.switch_to_block(eb);
+                            self.uniform_edge(bi, target)?;
+                            let tb = self.block_of(&cbs, target)?;
+                            self.b.ins().jump(tb, &[]);
+                        }
+                    }
+                    Terminator::Switch {
+                        selector,
+                        default,
+                        targets,
+                    } => {
+                        let sel = self.get(selector)?;
+                        let e = sel.elems[0];
+                        let Lv::U(sv) = sel.leaves[0] else {
+                            return Err(CompileError::codegen(
+                                "internal: varying switch in a uniform body",
+                            ));
+                        };
+                        for (v, t) in targets {
+                            let k = self.scalar_const(e, v);
+                            let eq = self.b.ins().icmp(IntCC::Equal, sv, k);
+                            let et = self.b.create_block();
+                            let next = self.b.create_block();
+                            self.b.ins().brif(eq, et, &[], next, &[]);
+                            self.b.switch_to_block(et);
+                            self.uniform_edge(bi, t)?;
+                            let tb = self.block_of(&cbs, t)?;
+                            self.b.ins().jump(tb, &[]);
+                            self.b.switch_to_block(next);
+                        }
+                        self.uniform_edge(bi, default)?;
+                        let tb = self.block_of(&cbs, default)?;
+                        self.b.ins().jump(tb, &[]);
+                    }
+                    Terminator::Return | Terminator::ReturnValue(_) | Terminator::Unreachable => {
+                        self.b.ins().jump(exit, &[]);
+                    }
+                }
+            }
+        }
+        self.full_state = None;
+        self.body_state = None;
+        Ok(())
+    }
+
+    fn block_of(&self, cbs: &[Option<ir::Block>], label: Id) -> Result<ir::Block, CompileError> {
+        self.cfg
+            .index
+            .get(&label)
+            .and_then(|i| cbs[*i])
+            .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{label}")))
+    }
+
+    /// Phi copies on a taken edge of a uniform body.
+    fn uniform_edge(&mut self, from: usize, to: Id) -> Result<(), CompileError> {
+        let ti = *self
+            .cfg
+            .index
+            .get(&to)
+            .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
+        let from_label = self.f.blocks[from].label;
+        let f = self.f;
+        for inst in &f.blocks[ti].insts {
+            let (Op::Phi(inc), Some(r)) = (&inst.op, inst.result) else {
+                continue;
+            };
+            for (v, pred) in inc {
+                if *pred != from_label {
+                    continue;
+                }
+                let val = self.get(*v)?;
+                let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
+                for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
+                    match acc {
+                        PhiAcc::U(var, _) => {
+                            let Lv::U(x) = lv else {
+                                return Err(CompileError::codegen(format!(
+                                    "internal: uniform phi %{r} receives a varying value %{v}"
+                                )));
+                            };
+                            self.b.def_var(*var, *x);
+                        }
+                        PhiAcc::V(vars, _) => {
+                            let ch = self.to_vec(*e, lv);
+                            for (var, c) in vars.iter().zip(ch) {
+                                self.b.def_var(*var, c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn state(&self) -> &BodyState {
         // Only called while a body is being emitted.
         self.body_state
@@ -216,6 +433,12 @@ impl Tr<'_, '_> {
 
     /// Lowers the instructions and terminator of block `bi` under `self.mask`.
     fn lower_block(&mut self, bi: usize) -> Result<(), CompileError> {
+        self.lower_block_insts(bi)?;
+        self.lower_masked_terminator(bi)
+    }
+
+    /// Lowers the instructions of block `bi` (phis read their accumulators).
+    fn lower_block_insts(&mut self, bi: usize) -> Result<(), CompileError> {
         let f = self.f;
         let blk = &f.blocks[bi];
         for (k, inst) in blk.insts.iter().enumerate() {
@@ -240,6 +463,12 @@ impl Tr<'_, '_> {
                 e
             })?;
         }
+        Ok(())
+    }
+
+    /// The terminator of block `bi` in the masked model.
+    fn lower_masked_terminator(&mut self, bi: usize) -> Result<(), CompileError> {
+        let blk = &self.f.blocks[bi];
         let m = self.mask.clone();
         match &blk.term {
             Terminator::Branch(t) => self.edge(bi, *t, &m)?,
