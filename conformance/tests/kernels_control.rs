@@ -289,47 +289,93 @@ fn structs_in_buffers_and_by_value() {
     }
 }
 
-#[test]
-fn real_function_calls() {
-    let ctx = DeviceContext::new();
-    let src = r#"
+fn gcd(mut a: i32, mut b: i32) -> i32 {
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a
+}
+
+const GCD_FN: &str = r#"
 __attribute__((noinline)) int gcd(int a, int b) {
     while (b != 0) { int t = a % b; a = b; b = t; }
     return a;
 }
-__attribute__((noinline)) void store_pair(global int* p, int a, int b) {
-    p[0] = a;
-    p[1] = b;
+"#;
+
+#[test]
+fn call_to_function_with_a_loop() {
+    let ctx = DeviceContext::new();
+    let src = format!("{GCD_FN}\nkernel void k(global const int* in, global int* out) {{ size_t i = get_global_id(0); out[i] = gcd(in[i], 48); }}");
+    let input = inputs(256, 9, 5000);
+    let got = map_int(&ctx, &src, &input, 1);
+    for (k, &x) in input.iter().enumerate() {
+        assert_eq!(got[k], gcd(x, 48), "gcd({x}, 48)");
+    }
 }
+
+#[test]
+fn call_storing_through_a_global_pointer() {
+    let ctx = DeviceContext::new();
+    let src = r#"
+__attribute__((noinline)) void store_pair(global int* p, int a, int b) { p[0] = a; p[1] = b; }
+kernel void k(global const int* in, global int* out) {
+    size_t i = get_global_id(0);
+    store_pair(out + 2 * i, in[i], in[i] * 2);
+}
+"#;
+    let input = inputs(256, 10, 5000);
+    let got = map_int(&ctx, src, &input, 2);
+    for (k, &x) in input.iter().enumerate() {
+        assert_eq!(&got[2 * k..2 * k + 2], &[x, 2 * x], "x = {x}");
+    }
+}
+
+#[test]
+fn call_with_a_private_array_argument() {
+    let ctx = DeviceContext::new();
+    let src = r#"
 __attribute__((noinline)) float poly(float x, const float* coef, int n) {
     float r = 0.0f;
     for (int j = n - 1; j >= 0; j--) r = r * x + coef[j];
     return r;
 }
-__attribute__((noinline)) int classify(int x) {
+kernel void k(global const int* in, global int* out) {
+    size_t i = get_global_id(0);
+    float coef[3] = {1.0f, 2.0f, (float)(in[i] & 3)};
+    out[i] = (int)poly((float)(in[i] & 7), coef, 3);
+}
+"#;
+    let input = inputs(256, 11, 5000);
+    let got = map_int(&ctx, src, &input, 1);
+    for (k, &x) in input.iter().enumerate() {
+        let t = (x & 7) as f32;
+        let p = ((x & 3) as f32 * t + 2.0) * t + 1.0;
+        assert_eq!(got[k], p as i32, "x = {x}");
+    }
+}
+
+#[test]
+fn calls_in_divergent_code() {
+    let ctx = DeviceContext::new();
+    let src = format!(
+        r#"{GCD_FN}
+__attribute__((noinline)) int classify(int x) {{
     if (x < 100) return 0;
     if (x < 1000) return gcd(x, 36);
     return -gcd(x, 1000);
-}
-kernel void k(global const int* in, global int* out) {
+}}
+kernel void k(global const int* in, global int* out) {{
     size_t i = get_global_id(0);
     int x = in[i];
-    float coef[3] = {1.0f, 2.0f, 3.0f};
-    int c = (x & 1) ? classify(x) : gcd(x + 1, 12);
-    store_pair(out + 3 * i, c, (int)poly((float)(x & 7), coef, 3));
-    out[3 * i + 2] = gcd(x, 48);
-}
-"#;
-    fn gcd(mut a: i32, mut b: i32) -> i32 {
-        while b != 0 {
-            let t = a % b;
-            a = b;
-            b = t;
-        }
-        a
-    }
+    out[i] = (x & 1) ? classify(x) : gcd(x + 1, 12);
+}}
+"#
+    );
     let input = inputs(400, 6, 5000);
-    let got = map_int(&ctx, src, &input, 3);
+    let got = map_int(&ctx, &src, &input, 1);
     for (k, &x) in input.iter().enumerate() {
         let classify = if x < 100 {
             0
@@ -338,14 +384,8 @@ kernel void k(global const int* in, global int* out) {
         } else {
             -gcd(x, 1000)
         };
-        let c = if x & 1 != 0 { classify } else { gcd(x + 1, 12) };
-        let t = (x & 7) as f32;
-        let p = (3.0 * t + 2.0) * t + 1.0;
-        assert_eq!(
-            &got[3 * k..3 * k + 3],
-            &[c, p as i32, gcd(x, 48)],
-            "x = {x}"
-        );
+        let want = if x & 1 != 0 { classify } else { gcd(x + 1, 12) };
+        assert_eq!(got[k], want, "x = {x}");
     }
 }
 
