@@ -13,13 +13,13 @@ use cranecl_jit::CompiledProgram;
 use opencl_sys::*;
 use parking_lot::Mutex;
 
-use crate::build::{self, BuildOptions, SourceBuildError};
+use crate::build::{self, BuildOptions, LinkOptions, SourceBuildError};
 use crate::context::Context;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
 use crate::CLResult;
 
 /// First bytes of a cranecl program binary.
-pub const BINARY_MAGIC: &[u8; 8] = b"CRANECL\x01";
+pub const BINARY_MAGIC: &[u8; 8] = b"CRANECL\x02";
 
 /// Where the program's code came from.
 #[derive(Clone, Debug)]
@@ -29,7 +29,13 @@ pub enum ProgramSource {
     /// SPIR-V words (clCreateProgramWithIL).
     Il(Vec<u32>),
     /// Our binary: the SPIR-V and the options it was built with.
-    Binary { spirv: Vec<u32>, options: String },
+    Binary {
+        spirv: Vec<u32>,
+        options: String,
+        binary_type: cl_program_binary_type,
+    },
+    /// The output of clLinkProgram.
+    Linked,
 }
 
 /// Build status and results, as the queries report them.
@@ -76,7 +82,7 @@ impl Program {
     /// A program not built yet.
     pub fn new(context: Arc<Context>, source: ProgramSource) -> Arc<Program> {
         let binary_type = match source {
-            ProgramSource::Binary { .. } => CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
+            ProgramSource::Binary { binary_type, .. } => binary_type,
             _ => CL_PROGRAM_BINARY_TYPE_NONE,
         };
         let spirv = match &source {
@@ -178,6 +184,12 @@ impl Program {
         &self,
         options: &str,
     ) -> Result<(Vec<u32>, CompiledProgram, String, bool), (cl_int, String)> {
+        if matches!(self.source, ProgramSource::Linked) {
+            return Err((
+                CL_INVALID_OPERATION,
+                "a linked program cannot be built again\n".into(),
+            ));
+        }
         let effective = match (&self.source, options.trim().is_empty()) {
             (
                 ProgramSource::Binary {
@@ -214,6 +226,7 @@ impl Program {
             },
             ProgramSource::Il(words) => words.clone(),
             ProgramSource::Binary { spirv, .. } => spirv.clone(),
+            ProgramSource::Linked => Vec::new(),
         };
         match cranecl_jit::compile(&words, &opts.jit) {
             Ok(compiled) => Ok((words, compiled, log, uniform)),
@@ -227,13 +240,130 @@ impl Program {
         }
     }
 
-    /// `CL_PROGRAM_BINARIES`: our binary of the built program (empty if not built).
+    /// `CL_PROGRAM_BINARIES`: our binary of the built, compiled or linked program
+    /// (empty if there is none).
     pub fn binary(&self) -> Vec<u8> {
         let st = self.state.lock();
         match &st.spirv {
-            Some(spirv) => encode_binary(spirv, &st.options),
+            Some(spirv) => encode_binary(spirv, &st.options, st.binary_type),
             None => Vec::new(),
         }
+    }
+
+    /// `clCompileProgram`: OpenCL C source (with embedded `headers`, as
+    /// `(include name, header source)`) to a compiled object.
+    pub fn compile(&self, options: &str, headers: &[(String, String)]) -> CLResult<()> {
+        let ProgramSource::Source(src) = &self.source else {
+            return Err(CL_INVALID_OPERATION);
+        };
+        {
+            let mut st = self.state.lock();
+            if st.status == CL_BUILD_IN_PROGRESS || self.attached_kernels() > 0 {
+                return Err(CL_INVALID_OPERATION);
+            }
+            st.status = CL_BUILD_IN_PROGRESS;
+            st.options = options.to_string();
+            st.log.clear();
+        }
+        let result = (|| {
+            let opts = BuildOptions::parse(options).map_err(|msg| {
+                (
+                    CL_INVALID_COMPILER_OPTIONS,
+                    format!("invalid compiler options: {msg}\n"),
+                )
+            })?;
+            let refs: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(n, s)| (n.as_str(), s.as_str()))
+                .collect();
+            match build::compile_source_with_headers(src, &opts, &refs) {
+                Ok(out) => Ok((out.spirv, out.log, !opts.non_uniform_work_groups())),
+                Err(SourceBuildError::ClangNotFound(reason)) => Err((
+                    CL_COMPILER_NOT_AVAILABLE,
+                    format!("cranecl: no OpenCL C compiler available: {reason}\n"),
+                )),
+                Err(SourceBuildError::Failed(diag)) => Err((CL_COMPILE_PROGRAM_FAILURE, diag)),
+            }
+        })();
+        let mut st = self.state.lock();
+        st.compiled = None;
+        match result {
+            Ok((spirv, log, uniform)) => {
+                st.status = CL_BUILD_SUCCESS;
+                st.log = log;
+                st.binary_type = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
+                st.spirv = Some(Arc::new(spirv));
+                st.uniform_work_groups = uniform;
+                Ok(())
+            }
+            Err((code, log)) => {
+                st.status = CL_BUILD_ERROR;
+                st.log = log;
+                Err(code)
+            }
+        }
+    }
+
+    /// `clLinkProgram`: links compiled objects and libraries into a library or an
+    /// executable. The new program comes back even when linking fails (its build log
+    /// says why), together with the link's result.
+    pub fn link(
+        context: Arc<Context>,
+        inputs: &[Arc<Program>],
+        options: &str,
+    ) -> CLResult<(Arc<Program>, CLResult<()>)> {
+        let opts = LinkOptions::parse(options).map_err(|_| CL_INVALID_LINKER_OPTIONS)?;
+        let mut modules = Vec::with_capacity(inputs.len());
+        let mut uniform = false;
+        for p in inputs {
+            let st = p.state();
+            let linkable = matches!(
+                st.binary_type,
+                CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY
+            );
+            match (&st.spirv, linkable) {
+                (Some(spirv), true) => modules.push(spirv.clone()),
+                _ => return Err(CL_INVALID_OPERATION),
+            }
+            uniform |= st.uniform_work_groups;
+        }
+        let program = Program::new(context, ProgramSource::Linked);
+        let result = (|| -> Result<(Vec<u32>, Option<CompiledProgram>), String> {
+            let words: Vec<&[u32]> = modules.iter().map(|m| m.as_slice()).collect();
+            let linked = if words.len() == 1 && !opts.create_library {
+                words[0].to_vec()
+            } else {
+                build::link_spirv(&words, opts.create_library)?
+            };
+            if opts.create_library {
+                return Ok((linked, None));
+            }
+            let compiled = cranecl_jit::compile(&linked, &opts.jit).map_err(|e| e.message)?;
+            Ok((linked, Some(compiled)))
+        })();
+        let mut st = program.state.lock();
+        st.options = options.to_string();
+        st.uniform_work_groups = uniform;
+        let status = match result {
+            Ok((spirv, compiled)) => {
+                st.status = CL_BUILD_SUCCESS;
+                st.binary_type = if compiled.is_some() {
+                    CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+                } else {
+                    CL_PROGRAM_BINARY_TYPE_LIBRARY
+                };
+                st.spirv = Some(Arc::new(spirv));
+                st.compiled = compiled.map(Arc::new);
+                Ok(())
+            }
+            Err(log) => {
+                st.status = CL_BUILD_ERROR;
+                st.log = if log.ends_with('\n') { log } else { log + "\n" };
+                Err(CL_LINK_PROGRAM_FAILURE)
+            }
+        };
+        drop(st);
+        Ok((program, status))
     }
 
     /// `CL_PROGRAM_KERNEL_NAMES` in module order.
@@ -254,9 +384,10 @@ fn requires_uniform_work_groups(opts: &BuildOptions, from_source: bool) -> bool 
 }
 
 /// Serializes a program binary.
-pub fn encode_binary(spirv: &[u32], options: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + options.len() + spirv.len() * 4);
+pub fn encode_binary(spirv: &[u32], options: &str, binary_type: cl_program_binary_type) -> Vec<u8> {
+    let mut out = Vec::with_capacity(20 + options.len() + spirv.len() * 4);
     out.extend_from_slice(BINARY_MAGIC);
+    out.extend_from_slice(&binary_type.to_le_bytes());
     out.extend_from_slice(&u32::try_from(options.len()).unwrap_or(0).to_le_bytes());
     out.extend_from_slice(&u32::try_from(spirv.len()).unwrap_or(0).to_le_bytes());
     if u32::try_from(options.len()).is_ok() {
@@ -269,10 +400,21 @@ pub fn encode_binary(spirv: &[u32], options: &str) -> Vec<u8> {
 }
 
 /// Parses a program binary (`CL_INVALID_BINARY` if it is not ours or is damaged).
-pub fn decode_binary(bytes: &[u8]) -> CLResult<(Vec<u32>, String)> {
+pub fn decode_binary(bytes: &[u8]) -> CLResult<(Vec<u32>, String, cl_program_binary_type)> {
     let rest = bytes
         .strip_prefix(BINARY_MAGIC.as_slice())
         .ok_or(CL_INVALID_BINARY)?;
+    let ty = rest.get(..4).ok_or(CL_INVALID_BINARY)?;
+    let binary_type = u32::from_le_bytes([ty[0], ty[1], ty[2], ty[3]]) as cl_program_binary_type;
+    if !matches!(
+        binary_type,
+        CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+            | CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+            | CL_PROGRAM_BINARY_TYPE_LIBRARY
+    ) {
+        return Err(CL_INVALID_BINARY);
+    }
+    let rest = &rest[4..];
     let word = |b: &[u8], at: usize| -> CLResult<usize> {
         let s = b.get(at..at + 4).ok_or(CL_INVALID_BINARY)?;
         Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
@@ -295,7 +437,7 @@ pub fn decode_binary(bytes: &[u8]) -> CLResult<(Vec<u32>, String)> {
     if spirv[0] != 0x0723_0203 {
         return Err(CL_INVALID_BINARY);
     }
-    Ok((spirv, options))
+    Ok((spirv, options, binary_type))
 }
 
 /// SPIR-V bytes as words, in either byte order (clCreateProgramWithIL);
@@ -322,10 +464,14 @@ mod tests {
     #[test]
     fn binary_round_trip() {
         let spirv = vec![0x0723_0203, 0x0001_0000, 0, 10, 0, 42];
-        let bin = encode_binary(&spirv, "-cl-mad-enable");
+        let bin = encode_binary(&spirv, "-cl-mad-enable", CL_PROGRAM_BINARY_TYPE_LIBRARY);
         assert_eq!(
             decode_binary(&bin),
-            Ok((spirv, "-cl-mad-enable".to_string()))
+            Ok((
+                spirv,
+                "-cl-mad-enable".to_string(),
+                CL_PROGRAM_BINARY_TYPE_LIBRARY
+            ))
         );
         assert_eq!(decode_binary(&bin[..bin.len() - 1]), Err(CL_INVALID_BINARY));
         assert_eq!(decode_binary(b"garbage!garbage!"), Err(CL_INVALID_BINARY));

@@ -115,8 +115,11 @@ cl_entry! {
             }
         }
         result?;
-        let (spirv, options) = decoded.ok_or(CL_INVALID_BINARY)?;
-        Ok(new_handle(Program::new(ctx, ProgramSource::Binary { spirv, options })))
+        let (spirv, options, binary_type) = decoded.ok_or(CL_INVALID_BINARY)?;
+        Ok(new_handle(Program::new(
+            ctx,
+            ProgramSource::Binary { spirv, options, binary_type },
+        )))
     }
 }
 
@@ -252,5 +255,107 @@ cl_entry! {
             CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => out.value::<usize>(0),
             _ => Err(CL_INVALID_VALUE),
         }
+    }
+}
+
+cl_entry! {
+    fn clCompileProgram(
+        program: cl_program,
+        num_devices: cl_uint,
+        device_list: *const cl_device_id,
+        options: *const c_char,
+        num_input_headers: cl_uint,
+        input_headers: *const cl_program,
+        header_include_names: *mut *const c_char,
+        pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>,
+        user_data: *mut c_void
+    ) -> cl_int {
+        let p = get::<Program>(program)?;
+        check_devices(&p.context, num_devices, device_list)?;
+        if pfn_notify.is_none() && !user_data.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        if (num_input_headers == 0) != input_headers.is_null()
+            || (num_input_headers == 0) != header_include_names.is_null()
+        {
+            return Err(CL_INVALID_VALUE);
+        }
+        let programs = handle::list::<Program>(input_headers, num_input_headers, CL_INVALID_VALUE)?;
+        let names = util::slice(header_include_names.cast_const(), num_input_headers as usize)?;
+        let mut headers = Vec::with_capacity(programs.len());
+        for (h, name) in programs.iter().zip(names) {
+            let ProgramSource::Source(text) = &h.source else {
+                return Err(CL_INVALID_OPERATION);
+            };
+            headers.push((util::c_str(*name)?.to_string(), text.clone()));
+        }
+        let options = if options.is_null() { "" } else { util::c_str(options)? };
+        let result = p.compile(options, &headers);
+        if let Some(notify) = pfn_notify {
+            // SAFETY: the application's callback for (program, user_data).
+            unsafe { notify(program, user_data) };
+        }
+        result
+    }
+}
+
+fn link_program(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_programs: cl_uint,
+    input_programs: *const cl_program,
+    pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>,
+    user_data: *mut c_void,
+) -> CLResult<(cl_program, CLResult<()>)> {
+    let ctx = get::<Context>(context)?;
+    check_devices(&ctx, num_devices, device_list)?;
+    if pfn_notify.is_none() && !user_data.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    if num_input_programs == 0 || input_programs.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let inputs = handle::list::<Program>(input_programs, num_input_programs, CL_INVALID_VALUE)?;
+    if inputs.iter().any(|p| !Arc::ptr_eq(&p.context, &ctx)) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    let options = if options.is_null() {
+        ""
+    } else {
+        util::c_str(options)?
+    };
+    let (program, status) = Program::link(ctx, &inputs, options)?;
+    let handle = new_handle(program);
+    if let Some(notify) = pfn_notify {
+        // SAFETY: the application's callback for (program, user_data).
+        unsafe { notify(handle, user_data) };
+    }
+    Ok((handle, status))
+}
+
+cl_entry! {
+    fn clLinkProgram(
+        context: cl_context,
+        num_devices: cl_uint,
+        device_list: *const cl_device_id,
+        options: *const c_char,
+        num_input_programs: cl_uint,
+        input_programs: *const cl_program,
+        pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>,
+        user_data: *mut c_void,
+        errcode_ret: *mut cl_int
+    ) -> cl_program {
+        // The program is returned even when linking fails, so that its log can be read.
+        let (program, code) = match link_program(
+            context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data,
+        ) {
+            Ok((p, Ok(()))) => (p, CL_SUCCESS),
+            Ok((p, Err(code))) => (p, code),
+            Err(code) => (std::ptr::null_mut(), code),
+        };
+        write_out(errcode_ret, code);
+        program
     }
 }
