@@ -299,6 +299,7 @@ cl_entry! {
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the C signature of clLinkProgram
 fn link_program(
     context: cl_context,
     num_devices: cl_uint,
