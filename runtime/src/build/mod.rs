@@ -301,6 +301,10 @@ impl Frontend {
         // freeing the AST is wasted time. (Not -discard-value-names: parameter names
         // become the OpNames that clGetKernelArgInfo reports.)
         args.push("-disable-free".into());
+        // Like clang's driver: stop after 19 errors, so a broken source gives a log
+        // people can read.
+        args.push("-ferror-limit".into());
+        args.push("19".into());
         args.push("-finclude-default-header".into());
         match pch {
             Some(pch) => {
