@@ -135,3 +135,31 @@ cl_entry! {
         Ok(())
     }
 }
+
+cl_entry! {
+    fn clGetSupportedImageFormats(
+        context: cl_context,
+        flags: cl_mem_flags,
+        image_type: cl_mem_object_type,
+        num_entries: cl_uint,
+        image_formats: *mut cl_image_format,
+        num_image_formats: *mut cl_uint
+    ) -> cl_int {
+        get::<Context>(context)?;
+        cranecl_runtime::memory::validate_flags(flags)?;
+        let known = [
+            CL_MEM_OBJECT_IMAGE1D,
+            CL_MEM_OBJECT_IMAGE1D_ARRAY,
+            CL_MEM_OBJECT_IMAGE1D_BUFFER,
+            CL_MEM_OBJECT_IMAGE2D,
+            CL_MEM_OBJECT_IMAGE2D_ARRAY,
+            CL_MEM_OBJECT_IMAGE3D,
+        ];
+        if !known.contains(&image_type) || (num_entries == 0 && !image_formats.is_null()) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // The device has no image support: no formats.
+        write_out(num_image_formats, 0);
+        Ok(())
+    }
+}

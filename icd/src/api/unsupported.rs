@@ -11,7 +11,6 @@ use crate::api::prelude::*;
 cl_entry! { fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clCreateImage2D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: size_t, image_height: size_t, image_row_pitch: size_t, host_ptr: *mut c_void; errcode_ret) -> cl_mem { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clCreateImage3D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: size_t, image_height: size_t, image_depth: size_t, image_row_pitch: size_t, image_slice_pitch: size_t, host_ptr: *mut c_void; errcode_ret) -> cl_mem { Err(CL_INVALID_OPERATION) } }
-cl_entry! { fn clGetSupportedImageFormats(context: cl_context, flags: cl_mem_flags, image_type: cl_mem_object_type, num_entries: cl_uint, image_formats: *mut cl_image_format, num_image_formats: *mut cl_uint) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clGetImageInfo(image: cl_mem, param_name: cl_image_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clCreateSampler(context: cl_context, normalized_coords: cl_bool, addressing_mode: cl_addressing_mode, filter_mode: cl_filter_mode; errcode_ret) -> cl_sampler { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clRetainSampler(sampler: cl_sampler) -> cl_int { Err(CL_INVALID_OPERATION) } }
