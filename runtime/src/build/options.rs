@@ -15,8 +15,11 @@ pub struct ClStd {
 }
 
 impl ClStd {
-    /// What clang compiles when the application gives no `-cl-std`.
-    pub const DEFAULT: ClStd = ClStd { major: 3, minor: 0 };
+    /// What clang compiles when the application gives no `-cl-std`: the highest
+    /// OpenCL C 1.x version (OpenCL 3.0 API spec, "Preprocessor options" /
+    /// "-cl-std": without it, programs are compiled as OpenCL C 1.2 for devices that
+    /// support it). Kernels that need OpenCL C 3.0 features ask for `-cl-std=CL3.0`.
+    pub const DEFAULT: ClStd = ClStd { major: 1, minor: 2 };
 
     /// The clang spelling (`-cl-std=CL3.0`).
     pub fn clang_arg(self) -> String {
@@ -288,6 +291,7 @@ mod tests {
         }
         assert_eq!(parse("").unwrap().cl_std, None);
         assert_eq!(parse("").unwrap().effective_cl_std(), ClStd::DEFAULT);
+        assert_eq!(ClStd::DEFAULT.clang_arg(), "-cl-std=CL1.2");
         let err = parse("-cl-std=CL4.0").unwrap_err();
         assert!(err.contains("CL4.0"), "{err}");
     }
@@ -343,7 +347,9 @@ mod tests {
 
     #[test]
     fn non_uniform_groups_follow_the_language_version() {
-        assert!(parse("").unwrap().non_uniform_work_groups());
+        // The default language is OpenCL C 1.2: uniform work-groups.
+        assert!(!parse("").unwrap().non_uniform_work_groups());
+        assert!(parse("-cl-std=CL3.0").unwrap().non_uniform_work_groups());
         assert!(parse("-cl-std=CL2.0").unwrap().non_uniform_work_groups());
         assert!(!parse("-cl-std=CL1.2").unwrap().non_uniform_work_groups());
         assert!(!parse("-cl-std=CL3.0 -cl-uniform-work-group-size")
