@@ -6,6 +6,7 @@
 
 pub mod cfg;
 pub mod flatten;
+pub mod liveness;
 pub mod uniformity;
 
 use crate::spirv::{Id, Op};

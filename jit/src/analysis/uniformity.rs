@@ -277,3 +277,173 @@ fn join_points(cfg: &Cfg, b: usize, region: Option<usize>) -> Vec<usize> {
     // Branches whose both successors are the same: no join.
     joins
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spirv::{BinOp, Block, GlobalVar, Inst, Storage, Type};
+
+    /// A module with an int type (1), a bool type (2), a pointer-to-int type (3), the
+    /// local-id built-in (50) and a plain global int (51).
+    fn module() -> Module {
+        let mut m = Module::default();
+        m.types.insert(1, Type::Int { bits: 32 });
+        m.types.insert(2, Type::Bool);
+        m.types.insert(
+            3,
+            Type::Pointer {
+                storage: Storage::CrossWorkgroup,
+                pointee: 1,
+            },
+        );
+        m.globals.insert(
+            50,
+            GlobalVar {
+                ty: 3,
+                storage: Storage::Input,
+                builtin: Some(BuiltIn::LocalInvocationId),
+                init: None,
+                name: "lid".into(),
+            },
+        );
+        m.globals.insert(
+            51,
+            GlobalVar {
+                ty: 3,
+                storage: Storage::CrossWorkgroup,
+                builtin: None,
+                init: None,
+                name: "g".into(),
+            },
+        );
+        m
+    }
+
+    fn i(r: Id, op: Op) -> Inst {
+        Inst {
+            result: Some(r),
+            ty: Some(1),
+            op,
+        }
+    }
+
+    fn diamond(cond_from_lid: bool) -> FlatFunction {
+        let c = if cond_from_lid { 11 } else { 12 };
+        FlatFunction {
+            name: "t".into(),
+            params: vec![],
+            blocks: vec![
+                Block {
+                    label: 100,
+                    insts: vec![
+                        i(10, Op::Load { ptr: 50, align: 4 }),
+                        i(11, Op::Binary(BinOp::IAdd, 10, 10)),
+                        i(12, Op::Load { ptr: 51, align: 4 }),
+                        i(13, Op::Binary(BinOp::IEqual, c, 12)),
+                    ],
+                    term: Terminator::BranchCond {
+                        cond: 13,
+                        t: 101,
+                        f: 102,
+                    },
+                },
+                Block {
+                    label: 101,
+                    insts: vec![i(20, Op::Binary(BinOp::IAdd, 12, 12))],
+                    term: Terminator::Branch(103),
+                },
+                Block {
+                    label: 102,
+                    insts: vec![i(21, Op::Binary(BinOp::ISub, 12, 12))],
+                    term: Terminator::Branch(103),
+                },
+                Block {
+                    label: 103,
+                    insts: vec![
+                        i(14, Op::Phi(vec![(20, 101), (21, 102)])),
+                        i(15, Op::Binary(BinOp::IAdd, 12, 12)),
+                    ],
+                    term: Terminator::Return,
+                },
+            ],
+            next_id: 200,
+        }
+    }
+
+    #[test]
+    fn data_and_sync_dependence() {
+        let m = module();
+        let f = diamond(true);
+        let cfg = Cfg::new(&f.blocks).unwrap();
+        let u = analyze(&m, &f, &cfg);
+        assert!(u.is_varying(10) && u.is_varying(11) && u.is_varying(13));
+        assert!(
+            !u.is_varying(12),
+            "a load through a uniform pointer is uniform"
+        );
+        assert!(!u.is_varying(20) && !u.is_varying(21) && !u.is_varying(15));
+        assert!(u.divergent_branch[0]);
+        assert!(
+            u.is_varying(14),
+            "a phi joining a divergent branch is varying"
+        );
+    }
+
+    #[test]
+    fn uniform_branch_keeps_phis_uniform() {
+        let m = module();
+        let f = diamond(false);
+        let cfg = Cfg::new(&f.blocks).unwrap();
+        let u = analyze(&m, &f, &cfg);
+        assert!(!u.any_divergence());
+        assert!(!u.is_varying(14));
+    }
+
+    #[test]
+    fn temporal_divergence_of_loop_values() {
+        // b0 -> b1 (header: %30 = phi(%12 from b0, %31 from b1); %31 = %30 + %12;
+        // exit when %31 == lid) -> b2 uses %31.
+        let m = module();
+        let f = FlatFunction {
+            name: "t".into(),
+            params: vec![],
+            blocks: vec![
+                Block {
+                    label: 100,
+                    insts: vec![
+                        i(10, Op::Load { ptr: 50, align: 4 }),
+                        i(12, Op::Load { ptr: 51, align: 4 }),
+                    ],
+                    term: Terminator::Branch(101),
+                },
+                Block {
+                    label: 101,
+                    insts: vec![
+                        i(30, Op::Phi(vec![(12, 100), (31, 101)])),
+                        i(31, Op::Binary(BinOp::IAdd, 30, 12)),
+                        i(32, Op::Binary(BinOp::IEqual, 31, 10)),
+                    ],
+                    term: Terminator::BranchCond {
+                        cond: 32,
+                        t: 102,
+                        f: 101,
+                    },
+                },
+                Block {
+                    label: 102,
+                    insts: vec![i(33, Op::Binary(BinOp::IAdd, 31, 31))],
+                    term: Terminator::Return,
+                },
+            ],
+            next_id: 200,
+        };
+        let cfg = Cfg::new(&f.blocks).unwrap();
+        let u = analyze(&m, &f, &cfg);
+        assert!(u.divergent_branch[1]);
+        assert!(
+            u.is_varying(31),
+            "lanes leave the loop in different iterations"
+        );
+        assert!(u.is_varying(33));
+    }
+}

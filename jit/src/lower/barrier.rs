@@ -13,8 +13,6 @@
 //! Scratch layout per sub-group: `[0, 16)` resume point, then the private area
 //! (`private_bytes * W`), then the save area (the largest of any barrier).
 
-use std::collections::HashMap;
-
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 use cranelift_frontend::Variable;
 
@@ -22,8 +20,8 @@ use super::value::{Elem, Lv, Val};
 use super::{Slot, Tr};
 use crate::analysis::cfg::Cfg;
 use crate::analysis::flatten::FlatFunction;
-use crate::analysis::for_each_operand;
-use crate::spirv::{GroupMode, GroupOp, Id, Module, Op, Terminator};
+use crate::analysis::liveness::Uses;
+use crate::spirv::{GroupMode, GroupOp, Id, Module, Op};
 use crate::CompileError;
 
 /// Resume value of a finished sub-group.
@@ -40,8 +38,8 @@ pub(crate) struct Regions {
     pub points: Vec<(usize, usize)>,
     /// Scratch bytes per sub-group (after lowering).
     pub scratch_per_sg: u64,
-    /// Uses of every id: (block index, instruction index; `usize::MAX` = terminator).
-    pub uses: HashMap<Id, Vec<(usize, usize)>>,
+    /// Uses of every id, for liveness at barriers.
+    pub uses: Uses,
     /// Work-group scans (no barrier) in block order.
     pub scans: Vec<(usize, usize)>,
 }
@@ -88,30 +86,7 @@ impl Regions {
                 }
             }
         }
-        for (bi, b) in f.blocks.iter().enumerate() {
-            for (k, inst) in b.insts.iter().enumerate() {
-                match &inst.op {
-                    Op::Phi(inc) => {
-                        // A phi operand is used at the end of its predecessor.
-                        for (v, pred) in inc {
-                            if let Some(&p) = cfg.index.get(pred) {
-                                r.uses.entry(*v).or_default().push((p, usize::MAX));
-                            }
-                        }
-                    }
-                    op => for_each_operand(op, |id| r.uses.entry(id).or_default().push((bi, k))),
-                }
-            }
-            match &b.term {
-                Terminator::BranchCond { cond, .. } => {
-                    r.uses.entry(*cond).or_default().push((bi, usize::MAX))
-                }
-                Terminator::Switch { selector, .. } => {
-                    r.uses.entry(*selector).or_default().push((bi, usize::MAX))
-                }
-                _ => {}
-            }
-        }
+        r.uses = Uses::new(f, cfg);
         Ok(r)
     }
 
@@ -288,22 +263,6 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
-    /// Whether `id` is used after point (bi, k) (or anywhere in a loop around bi).
-    fn used_after(&self, id: Id, bi: usize, k: usize, pos: &[usize]) -> bool {
-        let here = pos[bi];
-        let loops: Vec<usize> = (0..self.cfg.loops.len())
-            .filter(|&l| self.cfg.loops[l].blocks[bi])
-            .collect();
-        self.regions.uses.get(&id).is_some_and(|us| {
-            us.iter().any(|&(ub, uk)| {
-                let p = pos[ub];
-                p > here
-                    || (p == here && uk > k)
-                    || loops.iter().any(|&l| self.cfg.loops[l].blocks[ub])
-            })
-        })
-    }
-
     /// Saves the live state, yields to the next sub-group, and continues (in the
     /// resume block) with the state restored. `point` indexes `regions.points`.
     fn barrier_split(&mut self, bi: usize, k: usize) -> Result<(), CompileError> {
@@ -320,17 +279,12 @@ impl Tr<'_, '_> {
                 .ok_or_else(|| CompileError::codegen("barrier outside a region-split body"))?;
             (c.next_sg, c.pending, c.sg_base, c.resume[point])
         };
-        let n = self.cfg.succs.len();
-        let mut pos = vec![usize::MAX; n];
-        for (i, b) in self.cfg.order.iter().enumerate() {
-            pos[*b] = i;
-        }
         // What to keep: (variable, type).
         let mut keep: Vec<(Variable, ir::Type)> = Vec::new();
         let mut ids: Vec<Id> = self.defined_ids();
         ids.sort_unstable();
         for id in ids {
-            if !self.used_after(id, bi, k, &pos) {
+            if !self.regions.uses.used_after(id, bi, k) {
                 continue;
             }
             let Some(slots) = self.slots_of(id) else {
