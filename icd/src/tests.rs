@@ -174,7 +174,12 @@ fn transfer_and_wait_list_validation() {
     let ctx = context();
     let dev = device();
     let mut err = 0;
-    let q = clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &mut err);
+    let q = clCreateCommandQueue(
+        ctx,
+        dev,
+        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_ON_DEVICE,
+        &mut err,
+    );
     assert!(q.is_null());
     assert_eq!(err, CL_INVALID_QUEUE_PROPERTIES);
     let q = clCreateCommandQueue(ctx, dev, 0, &mut err);

@@ -273,8 +273,20 @@ pub struct Queue {
     pub properties: cl_command_queue_properties,
     /// `CL_QUEUE_PROPERTIES_ARRAY` (empty for clCreateCommandQueue).
     pub properties_array: Vec<cl_queue_properties>,
-    /// The most recently enqueued command's event (weak: an event holds its queue).
-    last: Mutex<Weak<Event>>,
+    order: Mutex<QueueOrder>,
+}
+
+/// What later commands must wait for. Weak references: an event holds its queue, and a
+/// command that nobody references any more has finished.
+#[derive(Default)]
+struct QueueOrder {
+    /// In-order queues: the most recently enqueued command.
+    last: Weak<Event>,
+    /// Out-of-order queues: commands that may still be running (for markers, barriers
+    /// and clFinish), pruned as they finish.
+    outstanding: Vec<Weak<Event>>,
+    /// Out-of-order queues: the latest barrier, which every later command waits for.
+    barrier: Weak<Event>,
 }
 
 impl ApiObject for Queue {
@@ -285,7 +297,7 @@ impl ApiObject for Queue {
 }
 
 impl Queue {
-    /// A new in-order queue (properties validated by the caller).
+    /// A new queue (properties validated by the caller).
     pub fn new(
         context: Arc<Context>,
         device: Arc<Device>,
@@ -298,8 +310,47 @@ impl Queue {
             device,
             properties,
             properties_array,
-            last: Mutex::new(Weak::new()),
+            order: Mutex::new(QueueOrder::default()),
         })
+    }
+
+    /// Whether commands may run out of order (`CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`).
+    pub fn out_of_order(&self) -> bool {
+        self.properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0
+    }
+
+    /// Records `event` as enqueued and returns the queue-order dependencies it gets:
+    /// the previous command (in-order), or the latest barrier / every outstanding
+    /// command for barriers and markers without a wait list (out-of-order).
+    fn order_after(
+        &self,
+        event: &Arc<Event>,
+        command_type: cl_command_type,
+        has_wait_list: bool,
+    ) -> Vec<Arc<Event>> {
+        let mut order = self.order.lock();
+        if !self.out_of_order() {
+            return std::mem::replace(&mut order.last, Arc::downgrade(event))
+                .upgrade()
+                .into_iter()
+                .collect();
+        }
+        if order.outstanding.len() >= 64 {
+            order
+                .outstanding
+                .retain(|w| w.upgrade().is_some_and(|e| !e.is_finished()));
+        }
+        let synchronizing = matches!(command_type, CL_COMMAND_BARRIER | CL_COMMAND_MARKER);
+        let deps: Vec<Arc<Event>> = if synchronizing && !has_wait_list {
+            order.outstanding.iter().filter_map(Weak::upgrade).collect()
+        } else {
+            order.barrier.upgrade().into_iter().collect()
+        };
+        if command_type == CL_COMMAND_BARRIER {
+            order.barrier = Arc::downgrade(event);
+        }
+        order.outstanding.push(Arc::downgrade(event));
+        deps
     }
 
     /// Whether events record profiling timestamps.
@@ -317,14 +368,11 @@ impl Queue {
         blocking: bool,
     ) -> CLResult<Arc<Event>> {
         let event = Event::new_command(self, command_type);
-        let previous = {
-            let mut last = self.last.lock();
-            std::mem::replace(&mut *last, Arc::downgrade(&event)).upgrade()
-        };
+        let previous = self.order_after(&event, command_type, !wait_list.is_empty());
         let pending = Arc::new(Pending {
             command: Mutex::new(Some(command)),
             event: event.clone(),
-            remaining: AtomicUsize::new(wait_list.len() + 1 + usize::from(previous.is_some())),
+            remaining: AtomicUsize::new(wait_list.len() + 1 + previous.len()),
             failed: AtomicBool::new(false),
         });
         for dep in wait_list {
@@ -336,7 +384,7 @@ impl Queue {
                 p.release(false);
             }));
         }
-        if let Some(prev) = previous {
+        for prev in previous {
             let p = pending.clone();
             prev.on_finished(Box::new(move |_| {
                 p.release(false);
@@ -363,8 +411,16 @@ impl Queue {
 
     /// `clFinish`: waits for every command enqueued so far.
     pub fn finish(&self) {
-        let last = self.last.lock().upgrade();
-        if let Some(event) = last {
+        let pending: Vec<Arc<Event>> = {
+            let order = self.order.lock();
+            order
+                .last
+                .upgrade()
+                .into_iter()
+                .chain(order.outstanding.iter().filter_map(Weak::upgrade))
+                .collect()
+        };
+        for event in pending {
             event.wait();
         }
     }
@@ -445,6 +501,70 @@ mod tests {
         .map(|w| e.time(*w))
         .collect();
         assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
+    }
+
+    #[test]
+    fn out_of_order_barrier_and_marker() {
+        let device = Platform::get().device().clone();
+        let ctx = Context::new(vec![device.clone()], Vec::new(), None);
+        let q = Queue::new(
+            ctx.clone(),
+            device,
+            CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+            Vec::new(),
+        );
+        let gate = Event::new_user(ctx);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let host = |i: u32| {
+            let l = log.clone();
+            Command::Host(Box::new(move || {
+                l.lock().push(i);
+                Ok(())
+            }))
+        };
+        // Held back by a user event; an independent command overtakes it.
+        let a = q
+            .enqueue(
+                CL_COMMAND_MARKER + 100,
+                host(1),
+                std::slice::from_ref(&gate),
+                false,
+            )
+            .expect("a");
+        let b = q
+            .enqueue(CL_COMMAND_MARKER + 100, host(2), &[], false)
+            .expect("b");
+        assert_eq!(b.wait(), CL_COMPLETE);
+        assert_eq!(a.status(), CL_QUEUED);
+        // A marker without a wait list waits for both; a barrier holds later commands.
+        let marker = q
+            .enqueue(
+                CL_COMMAND_MARKER,
+                Command::Nothing { keep: None },
+                &[],
+                false,
+            )
+            .expect("marker");
+        let barrier = q
+            .enqueue(
+                CL_COMMAND_BARRIER,
+                Command::Nothing { keep: None },
+                &[],
+                false,
+            )
+            .expect("barrier");
+        let c = q
+            .enqueue(CL_COMMAND_MARKER + 100, host(3), &[], false)
+            .expect("c");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert_eq!(marker.status(), CL_QUEUED);
+        assert_eq!(c.status(), CL_QUEUED);
+        gate.set_status(CL_COMPLETE);
+        q.finish();
+        assert_eq!(*log.lock(), vec![2, 1, 3]);
+        assert!([marker, barrier, c]
+            .iter()
+            .all(|e| e.status() == CL_COMPLETE));
     }
 
     #[test]

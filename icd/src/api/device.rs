@@ -182,9 +182,9 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         CL_DEVICE_EXECUTION_CAPABILITIES => {
             out.value::<cl_device_exec_capabilities>(CL_EXEC_KERNEL)
         }
-        CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => {
-            out.value::<cl_command_queue_properties>(CL_QUEUE_PROFILING_ENABLE)
-        }
+        CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => out.value::<cl_command_queue_properties>(
+            CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        ),
         CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => out.value::<cl_command_queue_properties>(0),
         CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE => {
             out.value::<cl_uint>(0)

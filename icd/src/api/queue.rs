@@ -29,7 +29,7 @@ fn create_queue(
     if properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0 && properties & CL_QUEUE_ON_DEVICE == 0 {
         return Err(CL_INVALID_VALUE);
     }
-    if properties & (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_ON_DEVICE) != 0 {
+    if properties & CL_QUEUE_ON_DEVICE != 0 {
         return Err(CL_INVALID_QUEUE_PROPERTIES);
     }
     Ok(new_handle(Queue::new(ctx, dev, properties, array)))
