@@ -332,3 +332,27 @@ fn platform_queries_and_lookup() {
     );
     assert_eq!(&widths[..size / 8], &[4, 8, 16, 32]);
 }
+
+#[test]
+fn icd2_dispatch_data_reaches_every_new_object() {
+    let mut p: cl_platform_id = null_mut();
+    assert_eq!(clIcdGetPlatformIDsKHR(1, &mut p, null_mut()), CL_SUCCESS);
+    // The loader's own table: any address; objects must carry it in their second word.
+    static LOADER_DATA: [usize; 4] = [0; 4];
+    let data = LOADER_DATA.as_ptr().cast_mut().cast::<c_void>();
+    assert_eq!(clIcdSetPlatformDispatchDataKHR(p, data), CL_SUCCESS);
+    let second_word = |h: *mut c_void| unsafe { *h.cast::<*mut c_void>().add(1) };
+    assert_eq!(second_word(p), data);
+    assert_eq!(second_word(device()), data);
+    let ctx = context();
+    assert_eq!(second_word(ctx), data);
+    // The first word is our dispatch table, whose slots 0 and 31 hold the ICD2 tag.
+    let table = unsafe { *ctx.cast::<*const usize>() };
+    assert_eq!(unsafe { *table }, crate::dispatch::ICD2_TAG);
+    assert_eq!(unsafe { *table.add(31) }, crate::dispatch::ICD2_TAG);
+    assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
+    assert_eq!(
+        clIcdSetPlatformDispatchDataKHR(null_mut(), data),
+        CL_INVALID_PLATFORM
+    );
+}
