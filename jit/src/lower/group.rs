@@ -82,29 +82,6 @@ impl Tr<'_, '_> {
                 }
                 return Ok(Val { leaves, elems });
             }
-            GroupOp::BlockWrite => {
-                let p = arg(0)?.leaves[0].clone();
-                let data = arg(1)?.clone();
-                let es = i64::from(data.elems[0].bytes());
-                for (c, (l, e)) in data.leaves.iter().zip(data.elems.iter()).enumerate() {
-                    let base = match &p {
-                        Lv::U(a) => self.b.ins().iadd_imm(*a, c as i64 * es * i64::from(self.w)),
-                        _ => {
-                            return Err(CompileError::unsupported(
-                                "sub-group block write to a varying address",
-                            ))
-                        }
-                    };
-                    self.store_leaves(
-                        &Lv::A(base, es),
-                        std::slice::from_ref(l),
-                        &[*e],
-                        &[0],
-                        false,
-                    )?;
-                }
-                return Ok(Val { leaves, elems });
-            }
             _ => {}
         }
         for (i, e) in elems.iter().enumerate() {
@@ -220,12 +197,46 @@ impl Tr<'_, '_> {
                     let (ve, vl) = (v.elems[i], v.leaves[i].clone());
                     self.sub_group_reduce(op, mode.unwrap_or(GroupMode::Reduce), ve, &vl)?
                 }
-                GroupOp::BlockRead | GroupOp::BlockWrite => unreachable!("handled above"),
+                GroupOp::BlockRead => unreachable!("handled above"),
+                GroupOp::BlockWrite => {
+                    return Err(CompileError::codegen("internal: block write has no result"))
+                }
             };
             let _ = e;
             leaves.push(r);
         }
         Ok(Val { leaves, elems })
+    }
+
+    /// `OpSubgroupBlockWriteINTEL ptr data`: lane `l` of component `c` goes to
+    /// `ptr[c * W + l]`.
+    pub fn group_block_write(&mut self, args: &[Id]) -> Result<(), CompileError> {
+        let (Some(pid), Some(did)) = (args.first(), args.get(1)) else {
+            return Err(CompileError::malformed(
+                "sub-group block write needs a pointer and data",
+            ));
+        };
+        let p = self.get(*pid)?.leaves[0].clone();
+        let data = self.get(*did)?;
+        let es = i64::from(data.elems[0].bytes());
+        for (c, (l, e)) in data.leaves.iter().zip(data.elems.iter()).enumerate() {
+            let base = match &p {
+                Lv::U(a) => self.b.ins().iadd_imm(*a, c as i64 * es * i64::from(self.w)),
+                _ => {
+                    return Err(CompileError::unsupported(
+                        "sub-group block write to a varying address",
+                    ))
+                }
+            };
+            self.store_leaves(
+                &Lv::A(base, es),
+                std::slice::from_ref(l),
+                &[*e],
+                &[0],
+                false,
+            )?;
+        }
+        Ok(())
     }
 
     /// Index (i32) of the first active lane of the current mask.

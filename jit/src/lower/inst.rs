@@ -199,7 +199,14 @@ impl Tr<'_, '_> {
                 scope,
                 mode,
                 args,
-            } => Some(self.group_op(*op, *scope, *mode, args, need(rty)?, bi, k)?),
+            } => {
+                if *op == crate::spirv::GroupOp::BlockWrite {
+                    self.group_block_write(args)?;
+                    None
+                } else {
+                    Some(self.group_op(*op, *scope, *mode, args, need(rty)?, bi, k)?)
+                }
+            }
         };
         if let (Some(r), Some(v)) = (res, out) {
             self.define(r, v);
