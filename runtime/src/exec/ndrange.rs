@@ -16,6 +16,7 @@ use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use cranecl_jit::{CompiledKernel, NdRangeInfo, WorkGroupState};
 use parking_lot::Mutex;
@@ -27,6 +28,10 @@ use super::Launch;
 
 /// Alignment of each `__local` argument inside the `__local` block.
 pub const LOCAL_ARG_ALIGN: usize = 128;
+
+/// Remaining work (estimated from the caller's first chunk) below which a launch is
+/// not worth waking helpers for: about twice what waking a parked worker costs.
+const HELP_WORTH_IT: Duration = Duration::from_micros(50);
 
 /// Why a launch did not run to completion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -184,21 +189,25 @@ impl NdJob {
         }))
     }
 
-    /// Takes and runs chunks on the calling thread until none are left.
-    fn participate(&self) {
+    /// Takes and runs up to `max_chunks` chunks on the calling thread (fewer when none
+    /// are left).
+    fn participate(&self, max_chunks: usize) {
         if self.progress.all_claimed() {
             return;
         }
         MEMORY.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut memory) => self.run_chunks(&mut memory),
+            Ok(mut memory) => self.run_chunks(&mut memory, max_chunks),
             // Only if a kernel launch is somehow nested on this thread: use fresh blocks.
-            Err(_) => self.run_chunks(&mut WorkerMemory::default()),
+            Err(_) => self.run_chunks(&mut WorkerMemory::default(), max_chunks),
         });
     }
 
-    fn run_chunks(&self, memory: &mut WorkerMemory) {
+    fn run_chunks(&self, memory: &mut WorkerMemory, max_chunks: usize) {
         let mut prepared: Option<(*const u8, *mut u8, *mut u8)> = None;
-        while let Some(chunk) = self.progress.claim() {
+        for _ in 0..max_chunks {
+            let Some(chunk) = self.progress.claim() else {
+                return;
+            };
             if !self.aborted.load(Ordering::Relaxed) {
                 let (args, local, scratch) = *prepared.get_or_insert_with(|| self.prepare(memory));
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -260,7 +269,7 @@ impl NdJob {
 
 impl Assist for NdJob {
     fn assist(&self) {
-        self.participate();
+        self.participate(usize::MAX);
     }
 }
 
@@ -270,11 +279,26 @@ pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
     let Some(job) = NdJob::new(launch, workers)? else {
         return Ok(());
     };
-    let helpers = workers.saturating_sub(1).min(job.progress.chunks() - 1);
     let job = Arc::new(job);
+    let mut helpers = workers.saturating_sub(1).min(job.progress.chunks() - 1);
+    if helpers > 0 {
+        // Run one chunk first: when the rest of the launch would take less than waking
+        // a helper costs, the caller finishes it alone (tiny kernels, small ranges).
+        let started = Instant::now();
+        job.participate(1);
+        let remaining = job.progress.unclaimed_chunks();
+        let estimate = started
+            .elapsed()
+            .saturating_mul(u32::try_from(remaining).unwrap_or(u32::MAX));
+        helpers = if estimate < HELP_WORTH_IT {
+            0
+        } else {
+            helpers.min(remaining)
+        };
+    }
     let shared: Arc<dyn Assist> = job.clone();
     pool::invite(&shared, helpers);
-    job.participate();
+    job.participate(usize::MAX);
     if helpers > 0 {
         pool::withdraw(&shared);
     }

@@ -51,6 +51,12 @@ impl Progress {
         self.total.div_ceil(self.chunk)
     }
 
+    /// Chunks not claimed yet.
+    pub fn unclaimed_chunks(&self) -> usize {
+        let next = self.next.0.load(Ordering::Relaxed).min(self.total);
+        (self.total - next).div_ceil(self.chunk)
+    }
+
     /// Whether every item has been claimed (not necessarily finished).
     pub fn all_claimed(&self) -> bool {
         self.next.0.load(Ordering::Relaxed) >= self.total
@@ -99,6 +105,7 @@ mod tests {
             let p = Progress::new(total, workers);
             let mut seen = vec![0u8; total];
             let mut chunks = 0;
+            assert_eq!(p.unclaimed_chunks(), p.chunks());
             while let Some(r) = p.claim() {
                 chunks += 1;
                 for i in r.clone() {
@@ -109,6 +116,7 @@ mod tests {
             assert!(seen.iter().all(|&n| n == 1), "total {total}");
             assert_eq!(chunks, p.chunks());
             assert!(p.all_claimed());
+            assert_eq!(p.unclaimed_chunks(), 0);
             p.wait();
         }
     }
