@@ -4,6 +4,8 @@
 //!
 //! Nothing here touches Cranelift.
 
+#![allow(clippy::needless_range_loop)] // block indices index several parallel tables
+
 pub mod cfg;
 pub mod flatten;
 pub mod liveness;

@@ -154,7 +154,7 @@ impl Tr<'_, '_> {
             let base = self.b.ins().iadd(g.scratch, off);
             let z32 = self.b.ins().iconst(types::I32, 0);
             self.b.ins().store(fl, z32, base, 0);
-            let sg1 = self.b.ins().iadd_imm(sg, 1);
+            let sg1 = self.b.ins().iadd_imm_s(sg, 1);
             self.b.def_var(sgv, sg1);
             self.b.ins().jump(head, &[]);
             self.b.switch_to_block(done);
@@ -194,7 +194,7 @@ impl Tr<'_, '_> {
         let off = self.b.ins().imul(sg, size_placeholder);
         let base = self.b.ins().iadd(g.scratch, off);
         let r = self.b.ins().load(types::I32, fl, base, 0);
-        let is_done = self.b.ins().icmp_imm(IntCC::Equal, r, DONE);
+        let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE);
         self.b.ins().brif(is_done, next, &[], choose, &[]);
         self.b.switch_to_block(choose);
         self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
@@ -205,7 +205,7 @@ impl Tr<'_, '_> {
             let sg = self.b.use_var(sgv);
             let off = self.b.ins().imul(sg, size_placeholder);
             let base = self.b.ins().iadd(g.scratch, off);
-            let pbase = self.b.ins().iadd_imm(base, 16);
+            let pbase = self.b.ins().iadd_imm_s(base, 16);
             let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
             self.enter_sub_group(sg, row, Some(pbase))?;
             let resume: Vec<ir::Block> = self
@@ -237,7 +237,7 @@ impl Tr<'_, '_> {
 
         self.b.switch_to_block(next);
         let sg = self.b.use_var(sgv);
-        let sg1 = self.b.ins().iadd_imm(sg, 1);
+        let sg1 = self.b.ins().iadd_imm_s(sg, 1);
         self.b.def_var(sgv, sg1);
         self.row_vars_advance(rowv);
         self.b.ins().jump(head, &[]);
@@ -385,7 +385,7 @@ impl Tr<'_, '_> {
         Ok(self
             .b
             .ins()
-            .iadd_imm(base, self.collective_base as i64 + slot * 16))
+            .iadd_imm_s(base, self.collective_base as i64 + slot * 16))
     }
 
     /// Work-group reduce / scan / broadcast / all / any.
@@ -420,7 +420,7 @@ impl Tr<'_, '_> {
             .as_ref()
             .map(|s| s.sg)
             .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
-        let is_first = self.b.ins().icmp_imm(IntCC::Equal, sg, 0);
+        let is_first = self.b.ins().icmp_imm_s(IntCC::Equal, sg, 0);
         let st = if e == Elem::Bool {
             types::I8
         } else {
@@ -461,7 +461,7 @@ impl Tr<'_, '_> {
                 let mine = self
                     .b
                     .ins()
-                    .icmp_imm(IntCC::UnsignedLessThan, rel, i64::from(self.w));
+                    .icmp_imm_s(IntCC::UnsignedLessThan, rel, i64::from(self.w));
                 let x = match &v.leaves[0] {
                     Lv::U(x) => *x,
                     other => {
@@ -494,7 +494,7 @@ impl Tr<'_, '_> {
                 } else {
                     let x = self.mask_and_not(&m, &vm);
                     let a = self.mask_any(&x);
-                    self.b.ins().bxor_imm(a, 1)
+                    self.b.ins().bxor_imm_s(a, 1)
                 };
                 let old = self.b.ins().load(types::I8, fl, slot, 0);
                 let comb = if op == GroupOp::Any {

@@ -399,7 +399,7 @@ impl Tr<'_, '_> {
                             self.b.def_var(*var, *x);
                         }
                         PhiAcc::V(vars, _) => {
-                            let ch = self.to_vec(*e, lv);
+                            let ch = self.chunks_of(*e, lv);
                             for (var, c) in vars.iter().zip(ch) {
                                 self.b.def_var(*var, c);
                             }
@@ -532,10 +532,10 @@ impl Tr<'_, '_> {
                             .b
                             .ins()
                             .extractlane(chunks[l / lpc as usize], (l % lpc as usize) as u8);
-                        self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
                     })
                     .collect();
-                match self.from_lanes(Elem::Bool, &lanes) {
+                match self.pack_lanes(Elem::Bool, &lanes) {
                     Lv::V(v) => v,
                     _ => Vec::new(),
                 }

@@ -613,7 +613,11 @@ impl Tr<'_, '_> {
                 return Lv::U(self.b.ins().fma(*a, *b, *c));
             }
         }
-        let (vx, vy, vz) = (self.to_vec(e, x), self.to_vec(e, y), self.to_vec(e, z));
+        let (vx, vy, vz) = (
+            self.chunks_of(e, x),
+            self.chunks_of(e, y),
+            self.chunks_of(e, z),
+        );
         Lv::V(
             (0..vx.len())
                 .map(|i| self.b.ins().fma(vx[i], vy[i], vz[i]))
@@ -741,7 +745,7 @@ impl Tr<'_, '_> {
                 if uniform {
                     Lv::U(o[0])
                 } else {
-                    self.from_lanes(*e, o)
+                    self.pack_lanes(*e, o)
                 }
             })
             .collect();
@@ -812,7 +816,7 @@ impl Tr<'_, '_> {
                     Ok(vec![t.b.inst_results(c)[0]])
                 })?;
                 let r: Vec<Value> = res.iter().map(|v| v[0]).collect();
-                out.push(self.from_lanes(*e, &r));
+                out.push(self.pack_lanes(*e, &r));
             } else {
                 out.push(self.per_lane(&arg_refs, *e, |t, x| {
                     let c = t.b.ins().call(f, x);

@@ -61,28 +61,28 @@ impl Tr<'_, '_> {
             })
         };
         let mut leaves = Vec::with_capacity(elems.len());
-        match op {
-            GroupOp::BlockRead => {
-                let p = arg(0)?.leaves[0].clone();
-                let ptr_ty = self.type_of(args[0])?;
-                let (_, pointee) = self.m.pointee(ptr_ty)?;
-                let pe = self.elems(pointee)?[0];
-                let es = i64::from(pe.bytes());
-                for (c, e) in elems.iter().enumerate() {
-                    let base = match &p {
-                        Lv::U(a) => self.b.ins().iadd_imm(*a, c as i64 * es * i64::from(self.w)),
-                        _ => {
-                            return Err(CompileError::unsupported(
-                                "sub-group block read from a varying address",
-                            ))
-                        }
-                    };
-                    let l = self.load_leaves(&Lv::A(base, es), &[*e], &[0], false)?;
-                    leaves.extend(l);
-                }
-                return Ok(Val { leaves, elems });
+        if op == GroupOp::BlockRead {
+            let p = arg(0)?.leaves[0].clone();
+            let ptr_ty = self.type_of(args[0])?;
+            let (_, pointee) = self.m.pointee(ptr_ty)?;
+            let pe = self.elems(pointee)?[0];
+            let es = i64::from(pe.bytes());
+            for (c, e) in elems.iter().enumerate() {
+                let base = match &p {
+                    Lv::U(a) => self
+                        .b
+                        .ins()
+                        .iadd_imm_s(*a, c as i64 * es * i64::from(self.w)),
+                    _ => {
+                        return Err(CompileError::unsupported(
+                            "sub-group block read from a varying address",
+                        ))
+                    }
+                };
+                let l = self.load_leaves(&Lv::A(base, es), &[*e], &[0], false)?;
+                leaves.extend(l);
             }
-            _ => {}
+            return Ok(Val { leaves, elems });
         }
         for (i, e) in elems.iter().enumerate() {
             let e = *e;
@@ -97,7 +97,7 @@ impl Tr<'_, '_> {
                     } else {
                         let x = self.mask_and_not(&m, &vm);
                         let any_false = self.mask_any(&x);
-                        self.b.ins().bxor_imm(any_false, 1)
+                        self.b.ins().bxor_imm_s(any_false, 1)
                     })
                 }
                 GroupOp::Elect => {
@@ -221,7 +221,10 @@ impl Tr<'_, '_> {
         let es = i64::from(data.elems[0].bytes());
         for (c, (l, e)) in data.leaves.iter().zip(data.elems.iter()).enumerate() {
             let base = match &p {
-                Lv::U(a) => self.b.ins().iadd_imm(*a, c as i64 * es * i64::from(self.w)),
+                Lv::U(a) => self
+                    .b
+                    .ins()
+                    .iadd_imm_s(*a, c as i64 * es * i64::from(self.w)),
                 _ => {
                     return Err(CompileError::unsupported(
                         "sub-group block write to a varying address",
@@ -248,7 +251,7 @@ impl Tr<'_, '_> {
             let v = if c == 0 {
                 bits
             } else {
-                self.b.ins().ishl_imm(bits, (4 * c) as i64)
+                self.b.ins().ishl_imm_s(bits, (4 * c) as i64)
             };
             acc = Some(match acc {
                 None => v,
@@ -261,7 +264,7 @@ impl Tr<'_, '_> {
 
     /// Spills a varying leaf to a stack buffer; returns its address.
     fn spill(&mut self, e: Elem, v: &Lv) -> Value {
-        let chunks = self.to_vec(e, v);
+        let chunks = self.chunks_of(e, v);
         let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,
             16 * chunks.len() as u32,
@@ -284,12 +287,12 @@ impl Tr<'_, '_> {
 
     fn load_lane(&mut self, e: Elem, base: Value, ix: Value) -> Value {
         let lane_bytes = if e == Elem::Bool { 4 } else { e.bytes() };
-        let off = self.b.ins().imul_imm(ix, i64::from(lane_bytes));
+        let off = self.b.ins().imul_imm_s(ix, i64::from(lane_bytes));
         let a = self.b.ins().iadd(base, off);
         let fl = ir::MemFlagsData::trusted();
         if e == Elem::Bool {
             let x = self.b.ins().load(types::I32, fl, a, 0);
-            self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
         } else {
             self.b.ins().load(e.scalar(), fl, a, 0)
         }
@@ -308,13 +311,13 @@ impl Tr<'_, '_> {
             let ix = self.b.ins().band_imm_s(ix, i64::from(self.w) - 1);
             out.push(self.load_lane(e, base, ix));
         }
-        self.from_lanes(e, &out)
+        self.pack_lanes(e, &out)
     }
 
     /// Lane `l` reads lane `idx_l` of the 2W-lane concatenation `a || b`.
     fn shuffle2_lanes(&mut self, e: Elem, a: &Lv, b: &Lv, idx: &Lv) -> Lv {
-        let ca = self.to_vec(e, a);
-        let cb = self.to_vec(e, b);
+        let ca = self.chunks_of(e, a);
+        let cb = self.chunks_of(e, b);
         let n = ca.len() + cb.len();
         let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,
@@ -338,7 +341,7 @@ impl Tr<'_, '_> {
             let ix = self.b.ins().band_imm_s(ix, 2 * i64::from(self.w) - 1);
             out.push(self.load_lane(e, base, ix));
         }
-        self.from_lanes(e, &out)
+        self.pack_lanes(e, &out)
     }
 
     /// The identity of a reduction.
@@ -475,7 +478,7 @@ impl Tr<'_, '_> {
                         out.push(acc);
                     }
                 }
-                Ok(self.from_lanes(e, &out))
+                Ok(self.pack_lanes(e, &out))
             }
         }
     }

@@ -316,8 +316,8 @@ impl Tr<'_, '_> {
                 if let (Lv::U(x), Lv::U(y)) = (a, b) {
                     return Lv::U(self.b.ins().select(*cv, *x, *y));
                 }
-                let va = self.to_vec(e, a);
-                let vb = self.to_vec(e, b);
+                let va = self.chunks_of(e, a);
+                let vb = self.chunks_of(e, b);
                 let cv = *cv;
                 Lv::V(
                     va.iter()
@@ -448,7 +448,7 @@ impl Tr<'_, '_> {
                 if let (B::Shl, Lv::A(x, s), Some(c)) = (op, a, cb) {
                     let c = c & i64::from(e.bits() - 1);
                     return Ok(Lv::A(
-                        self.b.ins().ishl_imm(*x, c),
+                        self.b.ins().ishl_imm_s(*x, c),
                         s.wrapping_shl(c as u32),
                     ));
                 }
@@ -463,7 +463,7 @@ impl Tr<'_, '_> {
                         if let Lv::U(x) = a {
                             Lv::U(f(self, *x, y))
                         } else {
-                            let va = self.to_vec(e, a);
+                            let va = self.chunks_of(e, a);
                             Lv::V(va.iter().map(|x| f(self, *x, y)).collect())
                         }
                     }
@@ -500,7 +500,7 @@ impl Tr<'_, '_> {
                     |t, x, y| t.b.ins().bxor(x, y),
                 );
                 match x {
-                    Lv::U(v) => Lv::U(self.b.ins().bxor_imm(v, 1)),
+                    Lv::U(v) => Lv::U(self.b.ins().bxor_imm_s(v, 1)),
                     other => self.vec_op1(e, &other, |t, v| t.b.ins().bnot(v)),
                 }
             }
@@ -582,7 +582,7 @@ impl Tr<'_, '_> {
                         let rneg = t.b.ins().fcmp(FloatCC::LessThan, x[0], zero);
                         let yneg = t.b.ins().fcmp(FloatCC::LessThan, x[1], zero);
                         let differ = t.b.ins().bxor(rneg, yneg);
-                        let nz = t.b.ins().bxor_imm(rz, 1);
+                        let nz = t.b.ins().bxor_imm_s(rz, 1);
                         let fix = t.b.ins().band(differ, nz);
                         let adj = t.b.ins().fadd(x[0], x[1]);
                         t.b.ins().select(fix, adj, x[0])
@@ -679,7 +679,7 @@ impl Tr<'_, '_> {
                 UnOp::FNegate => self.vec_op1(e, l, |t, x| t.b.ins().fneg(x)),
                 UnOp::Not => self.vec_op1(e, l, |t, x| t.b.ins().bnot(x)),
                 UnOp::LogicalNot => match l {
-                    Lv::U(x) => Lv::U(self.b.ins().bxor_imm(*x, 1)),
+                    Lv::U(x) => Lv::U(self.b.ins().bxor_imm_s(*x, 1)),
                     _ => self.vec_op1(e, l, |t, x| t.b.ins().bnot(x)),
                 },
                 UnOp::IsNan => self.fcmp_lv(FloatCC::Unordered, e, l, l),
@@ -717,7 +717,7 @@ impl Tr<'_, '_> {
                     let it = ie.scalar();
                     self.per_lane(&[(e, l)], Elem::Bool, |t, x| {
                         let bits = t.b.ins().bitcast(it, little(), x[0]);
-                        t.b.ins().icmp_imm(IntCC::SignedLessThan, bits, 0)
+                        t.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0)
                     })
                 }
                 UnOp::BitCount => self.per_lane(&[(e, l)], e, |t, x| t.b.ins().popcnt(x[0])),
@@ -918,7 +918,7 @@ impl Tr<'_, '_> {
             } else {
                 c
             }
-        } else if !(tb == 64 && !dst_signed) {
+        } else if tb != 64 || dst_signed {
             self.b.ins().umin(wide, hiv)
         } else {
             wide
@@ -1012,7 +1012,7 @@ impl Tr<'_, '_> {
             types::I32
         };
         let bits = self.b.ins().bitcast(it, little(), f);
-        let neg = self.b.ins().icmp_imm(IntCC::SignedLessThan, bits, 0);
+        let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0);
         let is_zero = {
             let mag = self.b.ins().band_imm_s(
                 bits,
@@ -1022,13 +1022,13 @@ impl Tr<'_, '_> {
                     0x7fff_ffff
                 },
             );
-            self.b.ins().icmp_imm(IntCC::Equal, mag, 0)
+            self.b.ins().icmp_imm_s(IntCC::Equal, mag, 0)
         };
         // Moving away from zero increments the magnitude; towards zero decrements.
-        let inc = self.b.ins().iadd_imm(bits, 1);
-        let dec = self.b.ins().iadd_imm(bits, -1);
+        let inc = self.b.ins().iadd_imm_s(bits, 1);
+        let dec = self.b.ins().iadd_imm_s(bits, -1);
         let away = if up {
-            self.b.ins().bxor_imm(neg, 1)
+            self.b.ins().bxor_imm_s(neg, 1)
         } else {
             neg
         };
@@ -1125,7 +1125,7 @@ impl Tr<'_, '_> {
                     match l {
                         Lv::U(s) => Lv::U(self.b.ins().bitcast(ts, little(), *s)),
                         _ => {
-                            let ch = self.to_vec(from, l);
+                            let ch = self.chunks_of(from, l);
                             Lv::V(
                                 ch.iter()
                                     .map(|c| self.b.ins().bitcast(tvec, little(), *c))
@@ -1174,7 +1174,7 @@ impl Tr<'_, '_> {
             for (k, e) in x.elems.iter().enumerate() {
                 let mut val = lanes_in[k][lane];
                 if *e == Elem::Bool {
-                    val = self.b.ins().iadd_imm(val, 0);
+                    val = self.b.ins().iadd_imm_s(val, 0);
                 }
                 let addr = self.b.ins().stack_addr(types::I64, slot, off);
                 self.b.ins().store(fl, val, addr, 0);
@@ -1195,7 +1195,7 @@ impl Tr<'_, '_> {
                 if all_uniform {
                     Lv::U(o[0])
                 } else {
-                    self.from_lanes(*e, o)
+                    self.pack_lanes(*e, o)
                 }
             })
             .collect();

@@ -13,7 +13,7 @@ use cranelift_codegen::ir::{self, condcodes::IntCC, types, AtomicRmwOp, InstBuil
 
 use super::value::{Elem, Lv, Val};
 use super::Tr;
-use crate::spirv::{AtomicOp, BuiltIn, Id, Op, Storage, Type};
+use crate::spirv::{AtomicOp, Id, Op, Storage, Type};
 use crate::CompileError;
 
 impl Tr<'_, '_> {
@@ -76,7 +76,7 @@ impl Tr<'_, '_> {
                     .as_ref()
                     .map(|g| g.local_mem)
                     .ok_or_else(|| CompileError::codegen("group env missing"))?;
-                self.b.ins().iadd_imm(base, off as i64)
+                self.b.ins().iadd_imm_s(base, off as i64)
             }
             _ => match self.data_addrs.get(&id) {
                 Some(a) => self.b.ins().iconst(types::I64, *a as i64),
@@ -100,8 +100,8 @@ impl Tr<'_, '_> {
             return lv.clone();
         }
         match lv {
-            Lv::U(x) => Lv::U(self.b.ins().imul_imm(*x, c)),
-            Lv::A(x, s) => Lv::A(self.b.ins().imul_imm(*x, c), s.wrapping_mul(c)),
+            Lv::U(x) => Lv::U(self.b.ins().imul_imm_s(*x, c)),
+            Lv::A(x, s) => Lv::A(self.b.ins().imul_imm_s(*x, c), s.wrapping_mul(c)),
             Lv::V(ch) => {
                 if c > 0 && (c as u64).is_power_of_two() {
                     let sh = self
@@ -220,8 +220,8 @@ impl Tr<'_, '_> {
             return a.clone();
         }
         match a {
-            Lv::U(x) => Lv::U(self.b.ins().iadd_imm(*x, c)),
-            Lv::A(x, s) => Lv::A(self.b.ins().iadd_imm(*x, c), *s),
+            Lv::U(x) => Lv::U(self.b.ins().iadd_imm_s(*x, c)),
+            Lv::A(x, s) => Lv::A(self.b.ins().iadd_imm_s(*x, c), *s),
             Lv::V(_) => {
                 let k = self.b.ins().iconst(types::I64, c);
                 self.add_lv(Elem::I64, a, &Lv::U(k))
@@ -376,7 +376,7 @@ impl Tr<'_, '_> {
                 let e = elems[0];
                 let (vt, _) = e.chunk();
                 let n = self.nchunks(e);
-                let base = self.b.ins().iadd_imm(*base, offs[0] as i64);
+                let base = self.b.ins().iadd_imm_s(*base, offs[0] as i64);
                 let vec_load = move |t: &mut Self| -> Result<Vec<Value>, CompileError> {
                     Ok((0..n)
                         .map(|c| t.b.ins().load(vt, fl, base, (c * 16) as i32))
@@ -389,7 +389,7 @@ impl Tr<'_, '_> {
                 let pl = Lv::A(base, *stride);
                 let v = self.if_full(&tys, vec_load, |t| {
                     let r = t.per_lane_load(&pl, &[e], &[0], false)?;
-                    Ok(t.to_vec(e, &r[0]))
+                    Ok(t.chunks_of(e, &r[0]))
                 })?;
                 Ok(vec![Lv::V(v)])
             }
@@ -399,7 +399,7 @@ impl Tr<'_, '_> {
 
     fn fix_bool_load(&mut self, e: Elem, v: Value) -> Value {
         if e == Elem::Bool {
-            self.b.ins().icmp_imm(IntCC::NotEqual, v, 0)
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)
         } else {
             v
         }
@@ -444,7 +444,7 @@ impl Tr<'_, '_> {
         Ok(per_leaf
             .iter()
             .zip(elems)
-            .map(|(v, e)| self.from_lanes(*e, v))
+            .map(|(v, e)| self.pack_lanes(*e, v))
             .collect())
     }
 
@@ -486,8 +486,8 @@ impl Tr<'_, '_> {
                 && elems[0] != Elem::Bool
             {
                 let e = elems[0];
-                let base = self.b.ins().iadd_imm(*base, offs[0] as i64);
-                let chunks = self.to_vec(e, &leaves[0]);
+                let base = self.b.ins().iadd_imm_s(*base, offs[0] as i64);
+                let chunks = self.chunks_of(e, &leaves[0]);
                 let pl = Lv::A(base, *stride);
                 let leaf = leaves[0].clone();
                 if private {
@@ -637,12 +637,12 @@ impl Tr<'_, '_> {
         let addr = self
             .b
             .ins()
-            .iadd_imm(base, (off * u64::from(self.w)) as i64);
+            .iadd_imm_s(base, (off * u64::from(self.w)) as i64);
         let p = Lv::A(addr, size as i64);
         if let Some(i) = init {
             let v = self.get(i)?;
             let offs = self.leaf_offsets(pointee)?;
-            let saved = std::mem::replace(&mut self.mask, Vec::new());
+            let saved = std::mem::take(&mut self.mask);
             let full = self.vconst_bytes(types::I32X4, vec![0xff; 16]);
             self.mask = vec![full; (self.w / 4) as usize];
             let saved_full = self.mask_full.take();
@@ -822,7 +822,7 @@ impl Tr<'_, '_> {
         };
         let res: Vec<Value> = lanes.iter().map(|l| l[0]).collect();
         let elems = self.elems(rty)?;
-        let lv = self.from_lanes(e, &res);
+        let lv = self.pack_lanes(e, &res);
         Ok(Some(Val {
             leaves: vec![lv],
             elems,
@@ -866,14 +866,5 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(done);
         let r = self.b.block_params(done)[0];
         Ok(self.b.ins().bitcast(st, super::value::little(), r))
-    }
-
-    /// Whether `b` is a work-item built-in (used by the loader of built-ins).
-    pub fn is_builtin_ptr(&self, id: Id) -> Option<BuiltIn> {
-        self.m
-            .globals
-            .get(&id)
-            .and_then(|g| g.builtin)
-            .or_else(|| self.builtin_ptrs.get(&id).map(|b| b.0))
     }
 }

@@ -9,6 +9,8 @@
 //! regions ([`barrier`]). Instructions are lowered in [`inst`], memory accesses in
 //! [`memory`], OpenCL.std in [`extinst`], sub-group operations in [`group`].
 
+#![allow(clippy::needless_range_loop)] // lane/component indices read clearer as indices
+
 mod barrier;
 mod calls;
 mod control;
@@ -39,7 +41,7 @@ pub(crate) const DUP_CONFLICT: &str = "internal: value shapes differ between blo
 
 /// Per-id storage of a defined value: Cranelift variables for each leaf.
 #[derive(Clone, Debug)]
-enum Slot {
+pub(crate) enum Slot {
     U(Variable),
     V(Vec<Variable>),
     A(Variable, i64),
@@ -48,9 +50,6 @@ enum Slot {
 /// Values of the launch and work-group, loaded once at function entry.
 #[derive(Clone, Debug)]
 pub(crate) struct GroupEnv {
-    pub args: Value,
-    pub wg: Value,
-    pub nd: Value,
     pub work_dim: Value,
     pub group_id: [Value; 3],
     pub local_size: [Value; 3],
@@ -78,8 +77,6 @@ pub(crate) struct SubGroupEnv {
     /// Local id of lane 0 per dimension (lane-contiguous variant), or None in the
     /// general variant.
     pub row: Option<[Value; 3]>,
-    /// General variant: per-lane local ids are derived from the linear id on use.
-    pub general: bool,
     /// The initial execution mask.
     pub mask: Vec<Value>,
     /// Base of this sub-group's private memory (W copies of every private variable).
@@ -96,7 +93,6 @@ pub(crate) struct Tr<'a, 'b> {
     pub b: FunctionBuilder<'b>,
     pub jm: &'a mut cranelift_jit::JITModule,
     pub w: u32,
-    pub contraction_off: bool,
     elems_cache: HashMap<Id, Rc<Vec<Elem>>>,
     vals: HashMap<Id, Vec<Slot>>,
     /// Access chains into built-in variables: id -> (built-in, component).
@@ -146,19 +142,11 @@ pub(crate) struct Tr<'a, 'b> {
 /// What lowering one kernel produces.
 pub(crate) struct LoweredKernel {
     pub func: ir::Function,
-    pub w: u32,
     pub private_bytes: u64,
     pub scratch_per_sg: u64,
     pub has_barriers: bool,
     /// Work-group collective slots used (16 bytes each after the static locals).
     pub collective_slots: usize,
-}
-
-/// Data a kernel refers to (constant tables, program-scope globals): allocated when
-/// compiling and owned by the compiled program.
-#[derive(Default)]
-pub(crate) struct ProgramData {
-    pub blocks: Vec<Box<[u64]>>,
 }
 
 /// Lowers one kernel to a Cranelift function.
@@ -169,7 +157,9 @@ pub(crate) fn lower_kernel(
     cfg: &Cfg,
     uni: &Uniformity,
     w: u32,
-    contraction_off: bool,
+    // The lowering never contracts a*b+c into an fma (only OpExtInst fma/mad under
+    // -cl-mad-enable fuse), so `ContractionOff` needs no action.
+    _contraction_off: bool,
     opts: &CompileOptions,
     jm: &mut cranelift_jit::JITModule,
     _fctx: &mut FunctionBuilderContext,
@@ -207,7 +197,6 @@ pub(crate) fn lower_kernel(
             b,
             jm,
             w,
-            contraction_off,
             elems_cache: HashMap::new(),
             vals: HashMap::new(),
             builtin_ptrs: HashMap::new(),
@@ -249,7 +238,6 @@ pub(crate) fn lower_kernel(
     Ok(LoweredKernel {
         collective_slots,
         func,
-        w,
         private_bytes,
         scratch_per_sg,
         has_barriers,
@@ -386,7 +374,7 @@ impl<'a, 'b> Tr<'a, 'b> {
                     self.b.def_var(*var, *x)
                 }
                 (Slot::V(vars), l) => {
-                    let ch = self.to_vec(*e, l);
+                    let ch = self.chunks_of(*e, l);
                     for (var, c) in vars.iter().zip(ch) {
                         self.b.def_var(*var, c);
                     }
@@ -495,15 +483,6 @@ impl<'a, 'b> Tr<'a, 'b> {
         }
     }
 
-    /// A value whose every leaf is uniform.
-    pub fn uniform_val(&mut self, ty: Id, scalars: Vec<Value>) -> Result<Val, CompileError> {
-        let elems = self.elems(ty)?;
-        Ok(Val {
-            leaves: scalars.into_iter().map(Lv::U).collect(),
-            elems,
-        })
-    }
-
     /// Declares (once) and returns a reference to the imported function `symbol`.
     pub fn import_fn(
         &mut self,
@@ -534,15 +513,15 @@ impl<'a, 'b> Tr<'a, 'b> {
         self.b.switch_to_block(entry);
         let args = self.b.block_params(entry)[0];
         let wg = self.b.block_params(entry)[1];
-        let g = self.load_group_env(args, wg);
+        let g = self.load_group_env(wg);
         self.genv = Some(g.clone());
         self.define_params(args)?;
         let w = i64::from(self.w);
         // The lane-contiguous variant applies when every sub-group lies in one row.
-        let lx_rem = self.b.ins().urem_imm(g.local_size[0], w);
-        let lx_mult = self.b.ins().icmp_imm(IntCC::Equal, lx_rem, 0);
+        let lx_rem = self.b.ins().urem_imm_s(g.local_size[0], w);
+        let lx_mult = self.b.ins().icmp_imm_s(IntCC::Equal, lx_rem, 0);
         let rows = self.b.ins().imul(g.local_size[1], g.local_size[2]);
-        let one_row = self.b.ins().icmp_imm(IntCC::Equal, rows, 1);
+        let one_row = self.b.ins().icmp_imm_s(IntCC::Equal, rows, 1);
         let fast = self.b.ins().bor(lx_mult, one_row);
 
         if self.regions.has_barriers() {
@@ -581,7 +560,7 @@ impl<'a, 'b> Tr<'a, 'b> {
 
         self.b.switch_to_block(next);
         let sg = self.b.use_var(sg_var);
-        let sg1 = self.b.ins().iadd_imm(sg, 1);
+        let sg1 = self.b.ins().iadd_imm_s(sg, 1);
         self.b.def_var(sg_var, sg1);
         self.row_vars_advance(rowv);
         self.b.ins().jump(head, &[]);
@@ -607,7 +586,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             let elems = self.elems(*ty)?;
             let leaves = if by_val {
                 // The bytes of the struct are in the argument block: point at them.
-                vec![Lv::U(self.b.ins().iadd_imm(args, off as i64))]
+                vec![Lv::U(self.b.ins().iadd_imm_s(args, off as i64))]
             } else {
                 let offs = self.leaf_offsets(*ty)?;
                 elems
@@ -616,7 +595,7 @@ impl<'a, 'b> Tr<'a, 'b> {
                     .map(|(e, o)| {
                         let v = self.b.ins().load(e.scalar(), fl, args, (off + o) as i32);
                         Lv::U(if *e == Elem::Bool {
-                            self.b.ins().icmp_imm(IntCC::NotEqual, v, 0)
+                            self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)
                         } else {
                             v
                         })
@@ -628,7 +607,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         Ok(())
     }
 
-    fn load_group_env(&mut self, args: Value, wg: Value) -> GroupEnv {
+    fn load_group_env(&mut self, wg: Value) -> GroupEnv {
         let fl = ir::MemFlagsData::trusted().with_readonly();
         let i64t = types::I64;
         let wo = |f: usize| i32::try_from(f).unwrap_or(0);
@@ -638,7 +617,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             wg,
             wo(std::mem::offset_of!(WorkGroupState, ndrange)),
         );
-        let mut load3 = |b: &mut FunctionBuilder, base: Value, off: usize| -> [Value; 3] {
+        let load3 = |b: &mut FunctionBuilder, base: Value, off: usize| -> [Value; 3] {
             [0, 1, 2].map(|d| b.ins().load(i64t, fl, base, wo(off + 8 * d)))
         };
         let group_id = load3(
@@ -691,12 +670,9 @@ impl<'a, 'b> Tr<'a, 'b> {
         );
         let lxy = self.b.ins().imul(local_size[0], local_size[1]);
         let linear = self.b.ins().imul(lxy, local_size[2]);
-        let wm1 = self.b.ins().iadd_imm(linear, i64::from(self.w) - 1);
-        let n_sg = self.b.ins().udiv_imm(wm1, i64::from(self.w));
+        let wm1 = self.b.ins().iadd_imm_s(linear, i64::from(self.w) - 1);
+        let n_sg = self.b.ins().udiv_imm_s(wm1, i64::from(self.w));
         GroupEnv {
-            args,
-            wg,
-            nd,
             work_dim,
             group_id,
             local_size,
@@ -732,7 +708,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         let x = self.b.use_var(v[0]);
         let y = self.b.use_var(v[1]);
         let z = self.b.use_var(v[2]);
-        let x1 = self.b.ins().iadd_imm(x, i64::from(self.w));
+        let x1 = self.b.ins().iadd_imm_s(x, i64::from(self.w));
         let wrap = self
             .b
             .ins()
@@ -766,7 +742,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             .clone()
             .ok_or_else(|| CompileError::codegen("group env missing"))?;
         let w = i64::from(self.w);
-        let first = self.b.ins().imul_imm(sg, w);
+        let first = self.b.ins().imul_imm_s(sg, w);
         let rem = self.b.ins().isub(g.linear, first);
         let wc = self.b.ins().iconst(types::I64, w);
         let size = self.b.ins().umin(rem, wc);
@@ -777,7 +753,6 @@ impl<'a, 'b> Tr<'a, 'b> {
             let io = self.iota_chunk(Elem::I32, c, 1);
             mask.push(self.b.ins().icmp(IntCC::SignedLessThan, io, lim));
         }
-        let general = row.is_none();
         let private_base = match private_base {
             Some(p) => p,
             None => self.private_stack_base(),
@@ -787,7 +762,6 @@ impl<'a, 'b> Tr<'a, 'b> {
             first,
             size,
             row,
-            general,
             mask,
             private_base,
         });
@@ -874,8 +848,8 @@ impl<'a, 'b> Tr<'a, 'b> {
             BuiltIn::NumEnqueuedSubgroups => {
                 let e01 = self.b.ins().imul(g.enqueued[0], g.enqueued[1]);
                 let e = self.b.ins().imul(e01, g.enqueued[2]);
-                let e = self.b.ins().iadd_imm(e, i64::from(self.w) - 1);
-                let n = self.b.ins().udiv_imm(e, i64::from(self.w));
+                let e = self.b.ins().iadd_imm_s(e, i64::from(self.w) - 1);
+                let n = self.b.ins().udiv_imm_s(e, i64::from(self.w));
                 vec![i32u(self, n)]
             }
             BuiltIn::SubgroupId => vec![i32u(self, s.sg)],

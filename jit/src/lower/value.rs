@@ -158,7 +158,7 @@ impl Tr<'_, '_> {
     }
 
     /// The chunks of `lv` (materialising uniform and affine values).
-    pub fn to_vec(&mut self, e: Elem, lv: &Lv) -> Vec<Value> {
+    pub fn chunks_of(&mut self, e: Elem, lv: &Lv) -> Vec<Value> {
         match lv {
             Lv::V(v) => v.clone(),
             Lv::U(u) => self.splat(e, *u),
@@ -185,7 +185,9 @@ impl Tr<'_, '_> {
                     if l == 0 {
                         *base
                     } else {
-                        self.b.ins().iadd_imm(*base, stride.wrapping_mul(l as i64))
+                        self.b
+                            .ins()
+                            .iadd_imm_s(*base, stride.wrapping_mul(l as i64))
                     }
                 })
                 .collect(),
@@ -196,7 +198,7 @@ impl Tr<'_, '_> {
                         let c = chunks[l / lpc as usize];
                         let x = self.b.ins().extractlane(c, (l % lpc as usize) as u8);
                         if e == Elem::Bool {
-                            self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+                            self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
                         } else {
                             x
                         }
@@ -207,7 +209,7 @@ impl Tr<'_, '_> {
     }
 
     /// Packs W scalar lane values (bools as i8) into a varying value.
-    pub fn from_lanes(&mut self, e: Elem, lanes: &[Value]) -> Lv {
+    pub fn pack_lanes(&mut self, e: Elem, lanes: &[Value]) -> Lv {
         let (ty, lpc) = e.chunk();
         let lpc = lpc as usize;
         let mut chunks = Vec::new();
@@ -263,7 +265,7 @@ impl Tr<'_, '_> {
                 f(self, &xs)
             })
             .collect();
-        self.from_lanes(out, &res)
+        self.pack_lanes(out, &res)
     }
 
     /// Chunk-wise operation on varying operands of the same element type (uniform
@@ -279,8 +281,8 @@ impl Tr<'_, '_> {
         if let (Lv::U(x), Lv::U(y)) = (a, b) {
             return Lv::U(scalar(self, *x, *y));
         }
-        let va = self.to_vec(e, a);
-        let vb = self.to_vec(e, b);
+        let va = self.chunks_of(e, a);
+        let vb = self.chunks_of(e, b);
         Lv::V(
             va.iter()
                 .zip(&vb)
@@ -294,7 +296,7 @@ impl Tr<'_, '_> {
         match a {
             Lv::U(x) => Lv::U(f(self, *x)),
             _ => {
-                let va = self.to_vec(e, a);
+                let va = self.chunks_of(e, a);
                 Lv::V(va.iter().map(|x| f(self, *x)).collect())
             }
         }
@@ -345,7 +347,7 @@ impl Tr<'_, '_> {
 
     /// A bool leaf as a mask (W/4 i32x4 chunks).
     pub fn bool_mask(&mut self, lv: &Lv) -> Vec<Value> {
-        self.to_vec(Elem::Bool, lv)
+        self.chunks_of(Elem::Bool, lv)
     }
 
     /// Chunk of `mask` converted to the lane layout of element `e` (for bitselect on
@@ -354,8 +356,8 @@ impl Tr<'_, '_> {
         match e {
             Elem::I32 | Elem::F32 | Elem::Bool => {
                 let (ty, _) = e.chunk();
-                let va = self.to_vec(e, a);
-                let vb = self.to_vec(e, b);
+                let va = self.chunks_of(e, a);
+                let vb = self.chunks_of(e, b);
                 Lv::V(
                     mask.iter()
                         .zip(va.iter().zip(&vb))
@@ -387,6 +389,6 @@ impl Tr<'_, '_> {
     /// A scalar lane-active test: lane `l` of `mask` (i8).
     pub fn lane_active(&mut self, mask: &[Value], l: usize) -> Value {
         let x = self.b.ins().extractlane(mask[l / 4], (l % 4) as u8);
-        self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+        self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
     }
 }
