@@ -29,8 +29,8 @@ use super::Launch;
 /// Alignment of each `__local` argument inside the `__local` block.
 pub const LOCAL_ARG_ALIGN: usize = 128;
 
-/// Remaining work (estimated from the caller's first chunk) below which a launch is
-/// not worth waking helpers for: about twice what waking a parked worker costs.
+/// How long the launching thread runs a launch alone before it wakes helpers: a
+/// launch shorter than about twice what waking a parked worker costs is not worth it.
 const HELP_WORTH_IT: Duration = Duration::from_micros(50);
 
 /// Why a launch did not run to completion.
@@ -189,25 +189,26 @@ impl NdJob {
         }))
     }
 
-    /// Takes and runs up to `max_chunks` chunks on the calling thread (fewer when none
-    /// are left).
-    fn participate(&self, max_chunks: usize) {
+    /// Takes and runs chunks on the calling thread until none are left. The launching
+    /// thread passes its [`Recruiter`], which calls helpers in once the launch has run
+    /// long enough to be worth it.
+    fn participate(&self, recruiter: Option<&mut Recruiter>) {
         if self.progress.all_claimed() {
             return;
         }
         MEMORY.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut memory) => self.run_chunks(&mut memory, max_chunks),
+            Ok(mut memory) => self.run_chunks(&mut memory, recruiter),
             // Only if a kernel launch is somehow nested on this thread: use fresh blocks.
-            Err(_) => self.run_chunks(&mut WorkerMemory::default(), max_chunks),
+            Err(_) => self.run_chunks(&mut WorkerMemory::default(), recruiter),
         });
     }
 
-    fn run_chunks(&self, memory: &mut WorkerMemory, max_chunks: usize) {
+    fn run_chunks(&self, memory: &mut WorkerMemory, mut recruiter: Option<&mut Recruiter>) {
         let mut prepared: Option<(*const u8, *mut u8, *mut u8)> = None;
-        for _ in 0..max_chunks {
-            let Some(chunk) = self.progress.claim() else {
-                return;
-            };
+        // While recruiting, claim small pieces (1, 2, 4, ... groups) so that helpers
+        // called in after the first ones still find most of the work.
+        let mut size = if recruiter.is_some() { 1 } else { usize::MAX };
+        while let Some(chunk) = self.progress.claim_at_most(size) {
             if !self.aborted.load(Ordering::Relaxed) {
                 let (args, local, scratch) = *prepared.get_or_insert_with(|| self.prepare(memory));
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -222,6 +223,15 @@ impl NdJob {
                 }
             }
             self.progress.complete(chunk.len());
+            if let Some(r) = recruiter.as_deref_mut() {
+                if r.started.elapsed() >= HELP_WORTH_IT {
+                    r.call_in(self.progress.unclaimed_chunks());
+                    recruiter = None;
+                    size = usize::MAX;
+                } else {
+                    size = size.saturating_mul(2);
+                }
+            }
         }
     }
 
@@ -269,7 +279,25 @@ impl NdJob {
 
 impl Assist for NdJob {
     fn assist(&self) {
-        self.participate(usize::MAX);
+        self.participate(None);
+    }
+}
+
+/// The launching thread's plan for helpers: how many it may call in and when it
+/// started, so a launch that finishes within [`HELP_WORTH_IT`] never wakes anyone.
+struct Recruiter {
+    started: Instant,
+    helpers: usize,
+    job: Arc<dyn Assist>,
+    invited: usize,
+}
+
+impl Recruiter {
+    /// Invites up to `helpers` workers, no more than there are `unclaimed` chunks.
+    fn call_in(&mut self, unclaimed: usize) {
+        let n = self.helpers.min(unclaimed);
+        pool::invite(&self.job, n);
+        self.invited = n;
     }
 }
 
@@ -280,27 +308,16 @@ pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
         return Ok(());
     };
     let job = Arc::new(job);
-    let mut helpers = workers.saturating_sub(1).min(job.progress.chunks() - 1);
-    if helpers > 0 {
-        // Run one chunk first: when the rest of the launch would take less than waking
-        // a helper costs, the caller finishes it alone (tiny kernels, small ranges).
-        let started = Instant::now();
-        job.participate(1);
-        let remaining = job.progress.unclaimed_chunks();
-        let estimate = started
-            .elapsed()
-            .saturating_mul(u32::try_from(remaining).unwrap_or(u32::MAX));
-        helpers = if estimate < HELP_WORTH_IT {
-            0
-        } else {
-            helpers.min(remaining)
-        };
-    }
-    let shared: Arc<dyn Assist> = job.clone();
-    pool::invite(&shared, helpers);
-    job.participate(usize::MAX);
-    if helpers > 0 {
-        pool::withdraw(&shared);
+    let helpers = workers.saturating_sub(1).min(job.progress.chunks() - 1);
+    let mut recruiter = Recruiter {
+        started: Instant::now(),
+        helpers,
+        job: job.clone(),
+        invited: 0,
+    };
+    job.participate((helpers > 0).then_some(&mut recruiter));
+    if recruiter.invited > 0 {
+        pool::withdraw(&recruiter.job);
     }
     job.progress.wait();
     let failure = job.failure.lock().take();

@@ -68,6 +68,13 @@ impl Progress {
         (start < self.total).then(|| start..(start + self.chunk).min(self.total))
     }
 
+    /// Claims up to `max` items (at most one chunk); None when every item is claimed.
+    pub fn claim_at_most(&self, max: usize) -> Option<Range<usize>> {
+        let n = max.clamp(1, self.chunk);
+        let start = self.next.0.fetch_add(n, Ordering::Relaxed);
+        (start < self.total).then(|| start..(start + n).min(self.total))
+    }
+
     /// Records `items` claimed items as finished (run or skipped).
     pub fn complete(&self, items: usize) {
         let before = self.done.0.fetch_add(items, Ordering::AcqRel);
@@ -98,6 +105,23 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn growing_claims_cover_every_item_once() {
+        let p = Progress::new(1000, 2);
+        let mut seen = vec![0u8; 1000];
+        let mut size = 1;
+        while let Some(r) = p.claim_at_most(size) {
+            assert!(r.len() <= size);
+            for i in r.clone() {
+                seen[i] += 1;
+            }
+            p.complete(r.len());
+            size *= 2;
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+        p.wait();
+    }
 
     #[test]
     fn claims_cover_every_item_once() {
