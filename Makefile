@@ -55,14 +55,20 @@ demo: deps icd hello
 	@echo "== pyopencl program: scripts/demo.py"
 	$(DRIVER_ENV) $(PYTHON) $(ROOT)/scripts/demo.py
 
+# Every suite runs even if an earlier one fails; the target fails if any did.
 test: deps icd hello
-	$(MAKE) --no-print-directory cargo-test pytest clinfo-check
-	$(DRIVER_ENV) $(HELLO)
-	@echo "== make test: all suites passed"
+	@status=0; \
+	$(MAKE) --no-print-directory cargo-test || status=1; \
+	$(MAKE) --no-print-directory pytest || status=1; \
+	$(MAKE) --no-print-directory clinfo-check || status=1; \
+	echo "== C program: conformance/c/hello.c"; \
+	$(DRIVER_ENV) $(HELLO) || status=1; \
+	if [ $$status -ne 0 ]; then echo "== make test: FAILED (see above)"; exit 1; fi; \
+	echo "== make test: all suites passed"
 
 cargo-test:
 	@echo "== cargo test --workspace (conformance through OCL_ICD_VENDORS=$(ICD_DIR))"
-	$(DRIVER_ENV) $(CARGO) test --workspace
+	$(DRIVER_ENV) $(CARGO) test --workspace --no-fail-fast
 
 pytest:
 	@echo "== pytest conformance/python"
