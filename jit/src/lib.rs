@@ -349,6 +349,7 @@ fn compile_module(
                 &data_addrs,
                 &arg_offsets,
                 allow_dup,
+                ep.modes.local_size,
             )
         };
         let lowered = match lower_with(&mut jit, !options.opt_disable) {

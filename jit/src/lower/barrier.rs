@@ -200,29 +200,29 @@ impl Tr<'_, '_> {
         self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
 
         let mut save_bytes = 0u64;
+        let (want_fast, want_gen) = self.layouts();
         for (blk, contiguous) in [(body_fast, true), (body_gen, false)] {
             self.b.switch_to_block(blk);
+            if (contiguous && !want_fast) || (!contiguous && !want_gen) {
+                // Cannot occur: the runtime enforces reqd_work_group_size.
+                self.b.ins().jump(next, &[]);
+                continue;
+            }
             let sg = self.b.use_var(sgv);
             let off = self.b.ins().imul(sg, size_placeholder);
             let base = self.b.ins().iadd(g.scratch, off);
             let pbase = self.b.ins().iadd_imm_s(base, 16);
             let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
             self.enter_sub_group(sg, row, Some(pbase))?;
-            let resume: Vec<ir::Block> = self
-                .regions
-                .points
-                .iter()
-                .map(|_| self.b.create_block())
-                .collect();
             self.bctx = Some(BarrierCtx {
                 next_sg: next,
                 pending,
                 sg_base: base,
-                resume: resume.clone(),
+                resume: Vec::new(),
                 save_bytes,
             });
             let r = self.b.ins().load(types::I32, fl, base, 0);
-            self.emit_body(Some((r, resume)), finish)?;
+            self.emit_body(Some(r), finish)?;
             save_bytes = self.bctx.as_ref().map_or(0, |b| b.save_bytes);
             self.bctx = None;
         }

@@ -41,7 +41,7 @@ impl Tr<'_, '_> {
     /// lanes are done. `resume` holds the barrier resume blocks to dispatch to, if any.
     pub fn emit_body(
         &mut self,
-        resume: Option<(Value, Vec<ir::Block>)>,
+        resume: Option<Value>,
         exit: ir::Block,
     ) -> Result<(), CompileError> {
         if !self.uni.any_divergence() {
@@ -117,8 +117,9 @@ impl Tr<'_, '_> {
         }
         let first = st.blocks[order[0]].ok_or_else(|| CompileError::codegen("no entry block"))?;
         match resume {
-            Some((id, targets)) => {
+            Some(id) => {
                 // Dispatch: 0 = start, k = after barrier k.
+                let targets = self.new_resume_blocks();
                 let mut all = vec![first];
                 all.extend(targets);
                 self.emit_dispatch(id, &all);
@@ -235,7 +236,7 @@ impl Tr<'_, '_> {
     /// full and for a partial sub-group.
     fn emit_body_uniform(
         &mut self,
-        resume: Option<(Value, Vec<ir::Block>)>,
+        resume: Option<Value>,
         exit: ir::Block,
     ) -> Result<(), CompileError> {
         let entry_mask = self
@@ -251,7 +252,7 @@ impl Tr<'_, '_> {
             phis,
             pos: vec![usize::MAX; n],
         });
-        let copies: Vec<Option<bool>> = if resume.is_none() && self.allow_dup {
+        let copies: Vec<Option<bool>> = if self.allow_dup {
             vec![Some(true), Some(false)]
         } else {
             vec![None]
@@ -260,22 +261,40 @@ impl Tr<'_, '_> {
         for _ in &copies {
             starts.push(self.b.create_block());
         }
-        match (&resume, copies.len()) {
-            (Some((id, targets)), _) => {
-                let mut all = vec![starts[0]];
-                all.extend(targets.iter().copied());
-                self.emit_dispatch(*id, &all);
+        // Per copy: where to enter (start, then one resume block per barrier).
+        let mut entries: Vec<Vec<ir::Block>> = Vec::new();
+        for st in &starts {
+            let mut e = vec![*st];
+            if resume.is_some() {
+                e.extend(self.new_resume_blocks());
             }
-            (None, 1) => {
-                self.b.ins().jump(starts[0], &[]);
-            }
-            (None, _) => {
-                let full = self.mask_all(&entry_mask);
-                self.b.ins().brif(full, starts[0], &[], starts[1], &[]);
+            entries.push(e);
+        }
+        let heads: Vec<ir::Block> = if copies.len() == 2 {
+            let full = self.mask_all(&entry_mask);
+            let h0 = self.b.create_block();
+            let h1 = self.b.create_block();
+            self.b.ins().brif(full, h0, &[], h1, &[]);
+            vec![h0, h1]
+        } else {
+            let h = self.b.create_block();
+            self.b.ins().jump(h, &[]);
+            vec![h]
+        };
+        for (h, e) in heads.iter().zip(&entries) {
+            self.b.switch_to_block(*h);
+            match resume {
+                Some(id) => self.emit_dispatch(id, e),
+                None => {
+                    self.b.ins().jump(e[0], &[]);
+                }
             }
         }
         let order = self.cfg.order.clone();
         for (ci, state) in copies.iter().enumerate() {
+            if let Some(c) = self.bctx.as_mut() {
+                c.resume = entries[ci][1..].to_vec();
+            }
             let cbs: Vec<Option<ir::Block>> = (0..n)
                 .map(|b| {
                     if self.cfg.reachable(b) {
@@ -359,6 +378,20 @@ impl Tr<'_, '_> {
         self.full_state = None;
         self.body_state = None;
         Ok(())
+    }
+
+    /// Fresh resume blocks, one per barrier point, installed in the barrier context.
+    fn new_resume_blocks(&mut self) -> Vec<ir::Block> {
+        let v: Vec<ir::Block> = self
+            .regions
+            .points
+            .iter()
+            .map(|_| self.b.create_block())
+            .collect();
+        if let Some(c) = self.bctx.as_mut() {
+            c.resume = v.clone();
+        }
+        v
     }
 
     fn block_of(&self, cbs: &[Option<ir::Block>], label: Id) -> Result<ir::Block, CompileError> {

@@ -137,6 +137,8 @@ pub(crate) struct Tr<'a, 'b> {
     pub collective_base: u64,
     /// Offset of each kernel parameter in the argument block.
     arg_offsets: Vec<u64>,
+    /// `reqd_work_group_size`, when the kernel has one.
+    reqd_local: Option<[u32; 3]>,
 }
 
 /// What lowering one kernel produces.
@@ -168,6 +170,7 @@ pub(crate) fn lower_kernel(
     data_addrs: &HashMap<Id, u64>,
     arg_offsets: &[u64],
     allow_dup: bool,
+    reqd_local: Option<[u32; 3]>,
 ) -> Result<LoweredKernel, CompileError> {
     let mut sig = ir::Signature::new(jm.isa().default_call_conv());
     sig.params.push(AbiParam::new(types::I64));
@@ -221,6 +224,7 @@ pub(crate) fn lower_kernel(
             bctx: None,
             collective_base,
             arg_offsets: arg_offsets.to_vec(),
+            reqd_local,
         };
         tr.layout_private()?;
         tr.emit_work_group()?;
@@ -507,6 +511,15 @@ impl<'a, 'b> Tr<'a, 'b> {
 
     // ---- the work-group function ----
 
+    /// Which sub-group layouts can occur: (lane-contiguous, general).
+    fn layouts(&self) -> (bool, bool) {
+        match self.reqd_local {
+            Some([x, y, z]) if x % self.w == 0 || y * z == 1 => (true, false),
+            Some(_) => (false, true),
+            None => (true, true),
+        }
+    }
+
     fn emit_work_group(&mut self) -> Result<(), CompileError> {
         let entry = self.b.create_block();
         self.b.append_block_params_for_function_params(entry);
@@ -550,8 +563,14 @@ impl<'a, 'b> Tr<'a, 'b> {
         self.b.switch_to_block(choose);
         self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
 
+        let (want_fast, want_gen) = self.layouts();
         for (blk, contiguous) in [(body_fast, true), (body_gen, false)] {
             self.b.switch_to_block(blk);
+            if (contiguous && !want_fast) || (!contiguous && !want_gen) {
+                // Cannot occur: the runtime enforces reqd_work_group_size.
+                self.b.ins().jump(next, &[]);
+                continue;
+            }
             let sg = self.b.use_var(sg_var);
             let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
             self.enter_sub_group(sg, row, None)?;
