@@ -264,6 +264,10 @@ impl Kernel {
                         }
                     }
                 }
+                if self.uniform_work_groups && (0..dims).any(|d| !global[d].is_multiple_of(l[d])) {
+                    // Only possible with reqd_work_group_size: the size is fixed.
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
                 l
             }
         };

@@ -349,7 +349,11 @@ cl_entry! {
         // SAFETY: `offset` is inside the buffer (checked above).
         let ptr = unsafe { mem.ptr().add(offset) };
         mem.note_mapped();
-        e.submit(CL_COMMAND_MAP_BUFFER, Command::Nothing { keep: Some(mem) }, blocking_map != CL_FALSE)?;
+        let command = Command::Nothing { keep: Some(mem.clone()) };
+        if let Err(code) = e.submit(CL_COMMAND_MAP_BUFFER, command, blocking_map != CL_FALSE) {
+            mem.note_unmapped();
+            return Err(code);
+        }
         Ok(ptr.cast())
     }
 }
