@@ -24,6 +24,7 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_int64", (3, 0, 0)),
     ("__opencl_c_fp64", (3, 0, 0)),
     ("__opencl_c_subgroups", (3, 0, 0)),
+    ("__opencl_c_work_group_collective_functions", (3, 0, 0)),
 ];
 
 /// The OpenCL C versions the front end accepts (`CL_DEVICE_OPENCL_C_ALL_VERSIONS`).

@@ -56,6 +56,10 @@ fn versions(list: &[(&str, (u32, u32, u32))]) -> Vec<cl_name_version> {
         .collect()
 }
 
+fn supports_feature(name: &str) -> bool {
+    features::OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)
+}
+
 fn extension_names() -> String {
     features::EXTENSIONS
         .iter()
@@ -250,7 +254,9 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
                 | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP,
         ),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => out.bool(true),
-        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => out.bool(false),
+        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => out.bool(supports_feature(
+            "__opencl_c_work_group_collective_functions",
+        )),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => out.bool(false),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
             out.value::<usize>(DEFAULT_SUB_GROUP_WIDTH as usize)
