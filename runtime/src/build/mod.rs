@@ -9,10 +9,12 @@
 //! Parts: `options` (tokenising and checking options), `clang` (finding and running
 //! clang), `pch` (the precompiled-header cache that makes a compile ~4x cheaper),
 //! `link` (embedded headers and SPIR-V linking for clCompileProgram/clLinkProgram),
-//! `memo` (recent results, so an identical rebuild skips clang).
+//! `memo` (recent results, so an identical rebuild skips clang), `jit_memo` (the
+//! same for the jit: [`compile_spirv`]).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
+mod jit_memo;
 mod link;
 mod memo;
 mod options;
@@ -24,6 +26,7 @@ use std::sync::{Arc, OnceLock};
 
 use cranecl_jit::CompileOptions;
 
+pub use jit_memo::compile_spirv;
 pub use link::{link_spirv, LinkOptions};
 pub use options::ClStd;
 pub use pch::{PchBuild, PchCache, DRIVER_HEADER};

@@ -471,3 +471,24 @@ fn a_fresh_lock_defers_to_the_other_builder() {
     assert!(fe2.pch_ready(&opts("")), "builds once the lock is gone");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn an_identical_jit_compile_reuses_the_kernels() {
+    let spirv = Frontend::new(clang(), None)
+        .compile(ADD, &opts(""))
+        .expect("compiles")
+        .spirv;
+    let o = opts("");
+    let Ok(first) = compile_spirv(&spirv, &o.jit) else {
+        eprintln!("the jit cannot compile the test kernel yet; skipping");
+        return;
+    };
+    let second = compile_spirv(&spirv, &o.jit).expect("compiles again");
+    assert!(
+        Arc::ptr_eq(&first.kernels[0], &second.kernels[0]),
+        "served from the memo"
+    );
+    // Other options: compiled anew.
+    let third = compile_spirv(&spirv, &opts("-cl-fast-relaxed-math").jit).expect("compiles");
+    assert!(!Arc::ptr_eq(&first.kernels[0], &third.kernels[0]));
+}

@@ -1,0 +1,107 @@
+//! A memo of recently jit-compiled modules, so rebuilding a program from the same
+//! SPIR-V with the same options (after the clang memo, an identical rebuild) reuses
+//! the native code instead of compiling it again.
+//!
+//! Compiled kernels are immutable and shared through `Arc`; the one thing two
+//! programs must not share is mutable program-scope storage, so a module with a
+//! module-scope `CrossWorkgroup` variable (a writable `global` variable) is never
+//! memoised. Bounded by entry count; the oldest entries go first.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use cranecl_jit::{CompileError, CompileOptions, CompiledKernel, CompiledProgram};
+use parking_lot::Mutex;
+
+use super::pch::Fnv;
+
+/// Modules kept at most (their code stays mapped while memoised).
+const MAX_ENTRIES: usize = 32;
+
+static MEMO: Mutex<VecDeque<(u64, Vec<Arc<CompiledKernel>>)>> = Mutex::new(VecDeque::new());
+
+const OP_FUNCTION: u32 = 54;
+const OP_VARIABLE: u32 = 59;
+const STORAGE_CROSS_WORKGROUP: u32 = 5;
+
+/// Whether `words` declare a module-scope `CrossWorkgroup` variable (writable
+/// program-scope storage that each program must own). Malformed modules count as
+/// having one (they are then simply not memoised).
+fn has_global_storage(words: &[u32]) -> bool {
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        let opcode = words[i] & 0xffff;
+        if count == 0 || i + count > words.len() {
+            return true;
+        }
+        match opcode {
+            OP_FUNCTION => return false,
+            OP_VARIABLE if count >= 4 && words[i + 3] == STORAGE_CROSS_WORKGROUP => return true,
+            _ => {}
+        }
+        i += count;
+    }
+    false
+}
+
+/// `cranecl_jit::compile` with a memo of recent results (see the module doc).
+pub fn compile_spirv(
+    words: &[u32],
+    options: &CompileOptions,
+) -> Result<CompiledProgram, CompileError> {
+    let key = (!has_global_storage(words)).then(|| {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        Fnv::new()
+            .bytes(&bytes)
+            .bytes(format!("{options:?}").as_bytes())
+            .finish()
+    });
+    if let Some(key) = key {
+        let memo = MEMO.lock();
+        if let Some((_, kernels)) = memo.iter().find(|(k, _)| *k == key) {
+            return Ok(CompiledProgram {
+                kernels: kernels.clone(),
+            });
+        }
+    }
+    let program = cranecl_jit::compile(words, options)?;
+    if let Some(key) = key {
+        let mut memo = MEMO.lock();
+        if !memo.iter().any(|(k, _)| *k == key) {
+            if memo.len() >= MAX_ENTRIES {
+                memo.pop_front();
+            }
+            memo.push_back((key, program.kernels.clone()));
+        }
+    }
+    Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst(opcode: u32, operands: &[u32]) -> Vec<u32> {
+        let mut v = vec![((operands.len() as u32 + 1) << 16) | opcode];
+        v.extend_from_slice(operands);
+        v
+    }
+
+    #[test]
+    fn finds_module_scope_global_variables() {
+        let header = vec![0x0723_0203, 0x0001_0000, 0, 100, 0];
+        let mut constant_only = header.clone();
+        constant_only.extend(inst(OP_VARIABLE, &[1, 2, 0])); // UniformConstant
+        constant_only.extend(inst(OP_FUNCTION, &[3, 4, 0, 5]));
+        constant_only.extend(inst(OP_VARIABLE, &[1, 6, STORAGE_CROSS_WORKGROUP])); // inside a function: ignored
+        assert!(!has_global_storage(&constant_only));
+        let mut global = header.clone();
+        global.extend(inst(OP_VARIABLE, &[1, 2, STORAGE_CROSS_WORKGROUP]));
+        assert!(has_global_storage(&global));
+        // Truncated instruction: treated as "do not memoise".
+        let mut broken = header;
+        broken.push(5 << 16 | OP_VARIABLE);
+        assert!(has_global_storage(&broken));
+    }
+}
