@@ -4,7 +4,19 @@
 //! Interface used by programs (`crate::program`):
 //! - [`BuildOptions::parse`] splits the application's option string into what clang
 //!   gets and what the jit gets ([`cranecl_jit::CompileOptions`]).
-//! - [`compile_source`] runs clang and returns SPIR-V words plus clang's diagnostics.
+//! - [`compile_source`] runs clang and returns SPIR-V words plus clang's diagnostics;
+//!   [`compile_source_with_headers`] (clCompileProgram), [`link_spirv`] and
+//!   [`LinkOptions`] (clLinkProgram), [`compile_spirv`] (the jit with a memo).
+//!
+//! Configuration (environment):
+//! - `CRANECL_CLANG`: the clang to run (else clang-22, -21, -20 on `PATH`, then
+//!   `/usr/lib/llvm-N/bin/clang`).
+//! - `CRANECL_CACHE_DIR`: where precompiled headers live (else
+//!   `$XDG_CACHE_HOME/cranecl`, `~/.cache/cranecl`, a temp dir); `CRANECL_NO_PCH=1`
+//!   turns them off.
+//! - `CRANECL_SUBGROUP_WIDTH`: default sub-group width (4, 8, 16, 32) for kernels
+//!   that do not require one.
+//! - `CRANECL_SPIRV_LINK`: the `spirv-link` to run (else the one on `PATH`).
 //!
 //! Parts: `options` (tokenising and checking options), `clang` (finding and running
 //! clang), `pch` (the precompiled-header cache that makes a compile ~4x cheaper),

@@ -9,6 +9,9 @@
 //! - [`parallel_for`] spreads other runtime work (compiling kernels, big copies) over
 //!   the pool.
 //!
+//! Configuration: `CRANECL_NUM_THREADS` sets the number of workers (default: one per
+//! core the process may use).
+//!
 //! Parts: `pool` (the workers and their queue), `progress` (lock-free chunked
 //! hand-out and completion), `ndrange` (the work-group scheduler), `parallel`
 //! (`parallel_for`), `local_size` (the NULL-local-size chooser), `memory`
