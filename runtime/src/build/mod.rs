@@ -17,6 +17,7 @@
 //! - `CRANECL_SUBGROUP_WIDTH`: default sub-group width (4, 8, 16, 32) for kernels
 //!   that do not require one.
 //! - `CRANECL_SPIRV_LINK`: the `spirv-link` to run (else the one on `PATH`).
+//! - `CRANECL_VERBOSE=1`: print each clang command line and its time on stderr.
 //!
 //! Parts: `options` (tokenising and checking options), `clang` (finding and running
 //! clang), `pch` (the precompiled-header cache that makes a compile ~4x cheaper),
@@ -353,9 +354,22 @@ impl Frontend {
         );
         args.extend(["-emit-obj", "-x", "cl", "-o", "-", "-"].map(OsString::from));
 
+        let started = std::time::Instant::now();
         let run = clang::run(&self.clang, &args, source.as_bytes()).map_err(|err| {
             SourceBuildError::ClangNotFound(format!("cannot run {}: {err}", self.clang.display()))
         })?;
+        if verbose() {
+            let line: Vec<String> = std::iter::once(self.clang.display().to_string())
+                .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+                .collect();
+            eprintln!(
+                "cranecl: clang {} in {:.1} ms ({}): {}",
+                run.status,
+                started.elapsed().as_secs_f64() * 1e3,
+                if pch.is_some() { "with PCH" } else { "no PCH" },
+                line.join(" ")
+            );
+        }
         if !run.success {
             let mut log = run.stderr;
             if !run.status.starts_with("exit code") || log.trim().is_empty() {
@@ -377,6 +391,15 @@ impl Frontend {
             log: run.stderr,
         })
     }
+}
+
+/// Whether `CRANECL_VERBOSE` asks for each clang command line and its time on
+/// stderr.
+fn verbose() -> bool {
+    static VERBOSE: OnceLock<bool> = OnceLock::new();
+    *VERBOSE.get_or_init(|| {
+        std::env::var_os("CRANECL_VERBOSE").is_some_and(|v| !v.is_empty() && v != "0")
+    })
 }
 
 /// The driver header in the temp directory, for when no cache directory is usable.

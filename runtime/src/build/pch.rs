@@ -31,10 +31,12 @@ const CACHE_FORMAT: u32 = 1;
 pub struct Fnv(u64);
 
 impl Fnv {
+    /// A hash of nothing yet.
     pub fn new() -> Self {
         Fnv(0xcbf2_9ce4_8422_2325)
     }
 
+    /// Adds `bytes` as one field (fields are separated, so their boundaries count).
     pub fn bytes(mut self, bytes: &[u8]) -> Self {
         for &b in bytes {
             self.0 ^= u64::from(b);
@@ -46,6 +48,7 @@ impl Fnv {
         self
     }
 
+    /// The hash value.
     pub fn finish(self) -> u64 {
         self.0
     }
