@@ -6,6 +6,7 @@
 
 #![allow(clippy::needless_range_loop)] // block indices index several parallel tables
 
+pub mod affine;
 pub mod cfg;
 pub mod flatten;
 pub mod liveness;

@@ -22,6 +22,8 @@ use crate::CompileError;
 pub(crate) enum PhiAcc {
     U(Variable, ir::Type),
     V(Vec<Variable>, ir::Type),
+    /// Affine phi (uniform bodies only): the base, with a known stride.
+    A(Variable, i64, ir::Type),
 }
 
 /// State of the linearised body being emitted.
@@ -437,6 +439,13 @@ impl Tr<'_, '_> {
                                 self.b.def_var(*var, c);
                             }
                         }
+                        PhiAcc::A(var, s, _) => match lv {
+                            Lv::A(x, t) if t == s => self.b.def_var(*var, *x),
+                            _ => {
+                                // The analysis promised an affine value: retry without.
+                                self.shape_conflict = true;
+                            }
+                        },
                     }
                 }
             }
@@ -484,6 +493,7 @@ impl Tr<'_, '_> {
                     .map(|a| match a {
                         PhiAcc::U(v, _) => Lv::U(self.b.use_var(*v)),
                         PhiAcc::V(vs, _) => Lv::V(vs.iter().map(|v| self.b.use_var(*v)).collect()),
+                        PhiAcc::A(v, s, _) => Lv::A(self.b.use_var(*v), *s),
                     })
                     .collect();
                 self.define(r, Val { leaves, elems });
@@ -633,6 +643,8 @@ impl Tr<'_, '_> {
                                 }
                             }
                         }
+                        // Affine phis exist only in uniform bodies.
+                        PhiAcc::A(..) => self.shape_conflict = true,
                     }
                 }
             }
@@ -737,7 +749,7 @@ impl Tr<'_, '_> {
             for id in ids {
                 for a in &st.phis[id] {
                     match a {
-                        PhiAcc::U(v, t) => phis.push((*v, *t)),
+                        PhiAcc::U(v, t) | PhiAcc::A(v, _, t) => phis.push((*v, *t)),
                         PhiAcc::V(vs, t) => phis.extend(vs.iter().map(|v| (*v, *t))),
                     }
                 }

@@ -452,6 +452,19 @@ impl Tr<'_, '_> {
                         s.wrapping_shl(c as u32),
                     ));
                 }
+                if let (B::LShr | B::AShr, Lv::A(x, s), Some(c)) = (op, a, cb) {
+                    // (b + l*s) >> c == (b >> c) + l*(s >> c) when 2^c divides s (the
+                    // sign-extension idiom `(x << 32) >> 32` of affine indices).
+                    let c = c & i64::from(e.bits() - 1);
+                    if c < 63 && s.rem_euclid(1i64 << c) == 0 {
+                        let base = if op == B::AShr {
+                            self.b.ins().sshr_imm_s(*x, c)
+                        } else {
+                            self.b.ins().ushr_imm_s(*x, c)
+                        };
+                        return Ok(Lv::A(base, s >> c));
+                    }
+                }
                 let f = move |t: &mut Tr<'_, '_>, x: Value, y: Value| match op {
                     B::Shl => t.b.ins().ishl(x, y),
                     B::LShr => t.b.ins().ushr(x, y),

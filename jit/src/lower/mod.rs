@@ -139,6 +139,14 @@ pub(crate) struct Tr<'a, 'b> {
     arg_offsets: Vec<u64>,
     /// `reqd_work_group_size`, when the kernel has one.
     reqd_local: Option<[u32; 3]>,
+    /// Affine shapes of varying values (for loop phis of uniform bodies).
+    pub shapes: HashMap<Id, crate::analysis::affine::Shape>,
+    /// Whether phis may be affine (off when retrying after a shape conflict).
+    pub affine_phis: bool,
+    /// An affine phi received a value of another shape.
+    pub shape_conflict: bool,
+    /// `CRANECL_DEBUG_SHAPES`: print the lane shape of every defined value.
+    debug_shapes: bool,
 }
 
 /// What lowering one kernel produces.
@@ -187,6 +195,7 @@ pub(crate) fn lower_kernel(
     }
     let has_barriers = regions.has_barriers();
     let collective_slots = regions.points.len() + regions.scans.len();
+    let value_types_for_shapes = value_types.clone();
     // A fresh builder context per kernel: an error may leave one half-used.
     let mut fctx = FunctionBuilderContext::new();
     let (private_bytes, scratch_per_sg) = {
@@ -225,10 +234,18 @@ pub(crate) fn lower_kernel(
             collective_base,
             arg_offsets: arg_offsets.to_vec(),
             reqd_local,
+            shapes: if allow_dup {
+                crate::analysis::affine::shapes(m, f, uni, &value_types_for_shapes)
+            } else {
+                HashMap::new()
+            },
+            affine_phis: allow_dup,
+            shape_conflict: false,
+            debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
         };
         tr.layout_private()?;
         tr.emit_work_group()?;
-        let conflict = tr.dup_conflict;
+        let conflict = tr.dup_conflict || tr.shape_conflict;
         let pb = tr.private_bytes;
         let scratch = tr.regions.scratch_per_sg;
         tr.b.seal_all_blocks();
@@ -324,6 +341,19 @@ impl<'a, 'b> Tr<'a, 'b> {
             if let Some(d) = self.dup_defs.as_mut() {
                 d.insert(id);
             }
+        }
+        if self.debug_shapes {
+            let kinds: String = v
+                .leaves
+                .iter()
+                .map(|l| match l {
+                    Lv::U(_) => "U".to_string(),
+                    Lv::A(_, s) => format!("A{s}"),
+                    Lv::V(_) => "V".to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            eprintln!("; %{id} ({}) = [{kinds}]", self.m.name_of(id));
         }
         let mut slots = Vec::with_capacity(v.leaves.len());
         for (lv, e) in v.leaves.iter().zip(v.elems.iter()) {
