@@ -1,4 +1,6 @@
-//! The persistent worker pool: one thread per core, created on first use.
+//! The persistent worker pool: one thread per core, created on first use (and again
+//! in a child process that the application forked after using the driver, which
+//! inherits none of the parent's threads).
 //!
 //! Workers take two kinds of work from one queue: command bodies ([`spawn`]) and
 //! invitations to help with a running ND-range ([`invite`]), which go first. An idle
@@ -9,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -49,9 +51,16 @@ struct Shared {
     /// Items in the queue, readable without the lock (the idle spin watches it).
     pending: AtomicUsize,
     workers: usize,
+    /// The process whose threads serve this pool: after `fork()` the child has none
+    /// of them and starts a pool of its own.
+    pid: u32,
 }
 
-static POOL: OnceLock<Shared> = OnceLock::new();
+/// The current pool; pools are leaked (one per process, plus one per forked child
+/// that uses the driver), so a published pointer stays valid forever.
+static POOL: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
+/// Serialises pool creation.
+static POOL_START: Mutex<()> = Mutex::new(());
 static NUM_WORKERS: OnceLock<usize> = OnceLock::new();
 
 thread_local! {
@@ -83,32 +92,48 @@ pub fn is_worker() -> bool {
     IS_WORKER.with(|w| w.get())
 }
 
+/// This process's pool, if it has been started.
+fn current_pool() -> Option<&'static Shared> {
+    let ptr = POOL.load(Ordering::Acquire);
+    // SAFETY: a non-null POOL points at a leaked, never freed `Shared`.
+    let shared = unsafe { ptr.as_ref() }?;
+    (shared.pid == std::process::id()).then_some(shared)
+}
+
+/// This process's pool, started on first use (and again in a forked child).
 fn pool() -> &'static Shared {
-    POOL.get_or_init(|| {
-        let workers = num_workers();
-        let shared = Shared {
-            queue: Mutex::new(Queue {
-                invitations: VecDeque::new(),
-                tasks: VecDeque::new(),
-                parked: 0,
-            }),
-            wake: Condvar::new(),
-            pending: AtomicUsize::new(0),
-            workers,
-        };
-        for index in 0..workers {
-            let spawned = thread::Builder::new()
-                .name(format!("cranecl-worker-{index}"))
-                .stack_size(WORKER_STACK_BYTES)
-                .spawn(worker_main);
-            if let Err(err) = spawned {
-                // With no worker at all, spawned tasks could never run; ND-ranges still
-                // do (their callers run every group).
-                eprintln!("cranecl: could not start pool worker {index}: {err}");
-            }
+    if let Some(shared) = current_pool() {
+        return shared;
+    }
+    let _start = POOL_START.lock();
+    if let Some(shared) = current_pool() {
+        return shared;
+    }
+    let workers = num_workers();
+    let shared: &'static Shared = Box::leak(Box::new(Shared {
+        queue: Mutex::new(Queue {
+            invitations: VecDeque::new(),
+            tasks: VecDeque::new(),
+            parked: 0,
+        }),
+        wake: Condvar::new(),
+        pending: AtomicUsize::new(0),
+        workers,
+        pid: std::process::id(),
+    }));
+    for index in 0..workers {
+        let spawned = thread::Builder::new()
+            .name(format!("cranecl-worker-{index}"))
+            .stack_size(WORKER_STACK_BYTES)
+            .spawn(move || worker_main(shared));
+        if let Err(err) = spawned {
+            // With no worker at all, spawned tasks could never run; ND-ranges still
+            // do (their callers run every group).
+            eprintln!("cranecl: could not start pool worker {index}: {err}");
         }
-        shared
-    })
+    }
+    POOL.store(std::ptr::from_ref(shared).cast_mut(), Ordering::Release);
+    shared
 }
 
 /// Queues `task` for a pool worker.
@@ -144,7 +169,9 @@ pub fn invite(work: &Arc<dyn Assist>, helpers: usize) {
 /// Withdraws invitations to `work` that no worker has taken yet (the caller finished
 /// it alone).
 pub fn withdraw(work: &Arc<dyn Assist>) {
-    let Some(shared) = POOL.get() else { return };
+    let Some(shared) = current_pool() else {
+        return;
+    };
     if shared.pending.load(Ordering::Acquire) == 0 {
         return;
     }
@@ -172,9 +199,8 @@ fn take(queue: &mut Queue, shared: &Shared) -> Option<Work> {
     Some(work)
 }
 
-fn worker_main() {
+fn worker_main(shared: &'static Shared) {
     IS_WORKER.with(|w| w.set(true));
-    let shared = pool();
     loop {
         let work = next_work(shared);
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| match work {
