@@ -228,7 +228,7 @@ impl Program {
             ProgramSource::Binary { spirv, .. } => spirv.clone(),
             ProgramSource::Linked => Vec::new(),
         };
-        match cranecl_jit::compile(&words, &opts.jit) {
+        match build::compile_spirv(&words, &opts.jit) {
             Ok(compiled) => Ok((words, compiled, log, uniform)),
             Err(e) => {
                 log.push_str(&e.message);
@@ -338,7 +338,7 @@ impl Program {
             if opts.create_library {
                 return Ok((linked, None));
             }
-            let compiled = cranecl_jit::compile(&linked, &opts.jit).map_err(|e| e.message)?;
+            let compiled = build::compile_spirv(&linked, &opts.jit).map_err(|e| e.message)?;
             Ok((linked, Some(compiled)))
         })();
         let mut st = program.state.lock();
