@@ -210,10 +210,24 @@ impl Tr<'_, '_> {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
                     let varying = self.uni.is_varying(r);
+                    let contiguous = self.sgenv.as_ref().is_some_and(|s| s.row.is_some());
+                    let affine = match self.shapes.get(&r) {
+                        Some(crate::analysis::affine::Shape::Affine(s))
+                            if contiguous
+                                && self.affine_phis
+                                && elems.len() == 1
+                                && elems[0].is_int() =>
+                        {
+                            Some(*s)
+                        }
+                        _ => None,
+                    };
                     let accs = elems
                         .iter()
                         .map(|e| {
-                            if varying {
+                            if let Some(s) = affine {
+                                PhiAcc::A(self.b.declare_var(e.scalar()), s, e.scalar())
+                            } else if varying {
                                 let (cty, _) = e.chunk();
                                 PhiAcc::V(
                                     (0..self.nchunks(*e))
