@@ -184,3 +184,69 @@ kernel void sgemm(int M, int N, int K, global const float* A, global const float
         }
     }
 }
+
+#[test]
+fn barriers_with_private_arrays_and_group_uniform_branches() {
+    let src = r#"
+kernel void k(global int* data, local int* tmp, int rounds) {
+  int l = get_local_id(0), n = get_local_size(0);
+  int priv[8];
+  for (int j = 0; j < 8; j++) priv[j] = data[get_global_id(0)] * (j + 1);
+  int v = data[get_global_id(0)];
+  for (int r = 0; r < rounds; r++) {
+    tmp[l] = v + priv[r & 7];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l % 3 == 0) v += tmp[(l + 1) % n];      // divergent
+    else v -= tmp[(n - 1 - l)];
+    if (get_group_id(0) % 2 == 0) {              // uniform per work-group
+      barrier(CLK_LOCAL_MEM_FENCE);
+      tmp[l] = v;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      v = tmp[(l + 2) % n] + 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  data[get_global_id(0)] = v + priv[l & 7];
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "k");
+    for (n, local) in [(96usize, 24usize), (60, 20), (35, 7)] {
+        let mut d: Vec<i32> = (0..n as i32).map(|i| i * 5 - 17).collect();
+        let init = d.clone();
+        run(
+            k,
+            &[n],
+            &[local],
+            &[buf(&mut d), Arg::Local(local * 4), val(3i32)],
+        );
+        for g in 0..n / local {
+            let base = g * local;
+            let mut v: Vec<i32> = init[base..base + local].to_vec();
+            let priv_of = |l: usize, j: usize| init[base + l] * (j as i32 + 1);
+            for r in 0..3 {
+                let tmp: Vec<i32> = (0..local).map(|l| v[l] + priv_of(l, r & 7)).collect();
+                for l in 0..local {
+                    if l % 3 == 0 {
+                        v[l] += tmp[(l + 1) % local];
+                    } else {
+                        v[l] -= tmp[local - 1 - l];
+                    }
+                }
+                if g % 2 == 0 {
+                    let tmp2 = v.clone();
+                    for l in 0..local {
+                        v[l] = tmp2[(l + 2) % local] + 1;
+                    }
+                }
+            }
+            for l in 0..local {
+                assert_eq!(
+                    d[base + l],
+                    v[l] + priv_of(l, l & 7),
+                    "n={n} local={local} g={g} l={l}"
+                );
+            }
+        }
+    }
+}
