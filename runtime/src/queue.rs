@@ -568,6 +568,43 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_enqueues_keep_queue_order() {
+        let q = queue();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let threads: Vec<_> = (0..4u32)
+            .map(|t| {
+                let (q, log) = (q.clone(), log.clone());
+                std::thread::spawn(move || {
+                    for i in 0..300u32 {
+                        let l = log.clone();
+                        let cmd = Command::Host(Box::new(move || {
+                            l.lock().push((t, i));
+                            Ok(())
+                        }));
+                        let blocking = i % 50 == 0;
+                        q.enqueue(CL_COMMAND_MARKER, cmd, &[], blocking)
+                            .expect("enqueue");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        q.finish();
+        let log = log.lock();
+        assert_eq!(log.len(), 1200);
+        for t in 0..4 {
+            let mine: Vec<u32> = log
+                .iter()
+                .filter(|(x, _)| *x == t)
+                .map(|(_, i)| *i)
+                .collect();
+            assert_eq!(mine, (0..300).collect::<Vec<_>>(), "thread {t} in order");
+        }
+    }
+
+    #[test]
     fn failed_wait_list_propagates() {
         let q = queue();
         let user = Event::new_user(q.context.clone());
