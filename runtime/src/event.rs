@@ -155,13 +155,14 @@ impl Event {
         if status <= CL_COMPLETE {
             self.done.notify_all();
         }
+        // Dependent commands first: an application callback may block.
+        for hook in hooks {
+            hook(status);
+        }
         let handle = (self as *const Event).cast_mut().cast::<c_void>();
         for (_, cb) in callbacks {
             // SAFETY: the application registered `func` for (event, status, user_data).
             unsafe { (cb.func)(handle, status, cb.user_data) };
-        }
-        for hook in hooks {
-            hook(status);
         }
     }
 
