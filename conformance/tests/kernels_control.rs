@@ -411,3 +411,160 @@ kernel void k(global const int* in, global int* out, constant int* extra) {
         assert_eq!(got[k], table[(x & 7) as usize] * extra[(x & 3) as usize]);
     }
 }
+
+/// `struct { char c; float4 v; short s; int3 t; }` with OpenCL alignment: vectors are
+/// aligned to their size (3-component vectors to 4 components).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Aligned {
+    c: i8,
+    _pad0: [u8; 15],
+    v: [f32; 4],
+    s: i16,
+    _pad1: [u8; 14],
+    t: [i32; 4],
+}
+
+// SAFETY: repr(C), every gap is an explicit field: 1+15+16+2+14+16 = 64 bytes.
+unsafe impl Pod for Aligned {}
+
+#[test]
+fn struct_layout_follows_opencl_alignment() {
+    let ctx = DeviceContext::new();
+    let src = r#"
+typedef struct { char c; float4 v; short s; int3 t; } Aligned;
+kernel void k(global Aligned* a, Aligned by_value, global uint* sizes) {
+    size_t i = get_global_id(0);
+    Aligned x = a[i];
+    x.c += by_value.c;
+    x.v = x.v * by_value.v;
+    x.s = (short)(x.s - by_value.s);
+    x.t = x.t + by_value.t + (int3)((int)i);
+    a[i] = x;
+    if (i == 0) {
+        sizes[0] = sizeof(Aligned);
+        sizes[1] = (uint)((global char*)&a[0].v - (global char*)&a[0]);
+        sizes[2] = (uint)((global char*)&a[0].s - (global char*)&a[0]);
+        sizes[3] = (uint)((global char*)&a[0].t - (global char*)&a[0]);
+    }
+}
+"#;
+    let input: Vec<Aligned> = (0..32)
+        .map(|i| Aligned {
+            c: i as i8,
+            v: [i as f32, 1.0, 2.0, 3.0],
+            s: 100 * i as i16,
+            t: [i, 2 * i, 3 * i, 0],
+            ..Aligned::default()
+        })
+        .collect();
+    let by_value = Aligned {
+        c: 5,
+        v: [2.0, 3.0, 4.0, 5.0],
+        s: 7,
+        t: [1, 2, 3, 0],
+        ..Aligned::default()
+    };
+    let buf = ctx.buffer_from(&input);
+    let sizes = ctx.buffer_zeroed::<u32>(4);
+    let kernel = ctx.kernel(src, "", "k");
+    kernel
+        .arg_buffer(0, &buf)
+        .arg(1, by_value)
+        .arg_buffer(2, &sizes);
+    ctx.run(&kernel, &[32], None);
+    assert_eq!(
+        ctx.read::<u32>(&sizes, 4),
+        vec![64, 16, 32, 48],
+        "sizeof and member offsets"
+    );
+    let got: Vec<Aligned> = ctx.read(&buf, 32);
+    for (i, x) in input.iter().enumerate() {
+        let ii = i as i32;
+        let want_v: Vec<f32> = x.v.iter().zip(by_value.v).map(|(a, b)| a * b).collect();
+        assert_eq!(got[i].c, x.c + 5, "c of {i}");
+        assert_eq!(got[i].v.to_vec(), want_v, "v of {i}");
+        assert_eq!(got[i].s, x.s - 7, "s of {i}");
+        assert_eq!(
+            &got[i].t[..3],
+            &[x.t[0] + 1 + ii, x.t[1] + 2 + ii, x.t[2] + 3 + ii],
+            "t of {i}"
+        );
+    }
+}
+
+#[test]
+fn three_component_vectors_in_memory() {
+    // float3 in an array has the size of float4; vload3/vstore3 use packed triples.
+    let ctx = DeviceContext::new();
+    let src = r#"
+kernel void k(global float3* padded, global float* packed, global uint* size) {
+    size_t i = get_global_id(0);
+    float3 p = padded[i];
+    float3 q = vload3(i, packed);
+    padded[i] = p + q.zyx;
+    vstore3(p * 2.0f, i, packed);
+    if (i == 0) size[0] = sizeof(float3);
+}
+"#;
+    let n = 40;
+    let padded: Vec<[f32; 4]> = (0..n)
+        .map(|i| [i as f32, 10.0 + i as f32, 20.0 + i as f32, -1.0])
+        .collect();
+    let packed: Vec<f32> = (0..3 * n).map(|i| i as f32 * 0.5).collect();
+    let pb = ctx.buffer_from(&padded);
+    let kb = ctx.buffer_from(&packed);
+    let sb = ctx.buffer_zeroed::<u32>(1);
+    run_with_buffers(&ctx, src, "", "k", &[&pb, &kb, &sb], &[n], None);
+    assert_eq!(ctx.read::<u32>(&sb, 1), vec![16]);
+    let got_p: Vec<[f32; 4]> = ctx.read(&pb, n);
+    let got_k: Vec<f32> = ctx.read(&kb, 3 * n);
+    for i in 0..n {
+        let q = [packed[3 * i], packed[3 * i + 1], packed[3 * i + 2]];
+        let p = padded[i];
+        assert_eq!(
+            &got_p[i][..3],
+            &[p[0] + q[2], p[1] + q[1], p[2] + q[0]],
+            "padded float3 {i}"
+        );
+        assert_eq!(
+            &got_k[3 * i..3 * i + 3],
+            &[p[0] * 2.0, p[1] * 2.0, p[2] * 2.0],
+            "vstore3 {i}"
+        );
+    }
+}
+
+#[test]
+fn private_arrays_of_vectors_and_structs() {
+    let ctx = DeviceContext::new();
+    let src = r#"
+typedef struct { int id; float2 pos; } Item;
+kernel void k(global const int* in, global float* out) {
+    size_t i = get_global_id(0);
+    int x = in[i];
+    float4 vs[8];
+    Item items[5];
+    for (int j = 0; j < 8; j++) vs[j] = (float4)((float)j, (float)(x & 7), (float)(j * j), 1.0f);
+    for (int j = 0; j < 5; j++) { items[j].id = j * x; items[j].pos = (float2)((float)j, 0.5f); }
+    int a = x & 7, b = (x >> 3) % 5;
+    vs[a].w += 10.0f;
+    items[b].pos.y += (float)a;
+    out[2 * i] = vs[a].x + vs[a].y + vs[a].z + vs[a].w + vs[(a + 1) & 7].w;
+    out[2 * i + 1] = (float)items[b].id + items[b].pos.x + items[b].pos.y;
+}
+"#;
+    let input = inputs(200, 12, 100000);
+    let a = ctx.buffer_from(&input);
+    let o = ctx.buffer_zeroed::<f32>(400);
+    run_with_buffers(&ctx, src, "", "k", &[&a, &o], &[200], None);
+    let got: Vec<f32> = ctx.read(&o, 400);
+    for (k, &x) in input.iter().enumerate() {
+        let a = (x & 7) as f32;
+        let b = ((x >> 3) % 5) as f32;
+        let want0 = a + a + a * a + 11.0 + 1.0;
+        let want1 = (b as i32 * x) as f32 + b + (0.5 + a);
+        assert_eq!(got[2 * k], want0, "vector array, x = {x}");
+        assert_eq!(got[2 * k + 1], want1, "struct array, x = {x}");
+    }
+}
