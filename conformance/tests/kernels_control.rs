@@ -568,3 +568,64 @@ kernel void k(global const int* in, global float* out) {
         assert_eq!(got[2 * k + 1], want1, "struct array, x = {x}");
     }
 }
+
+#[test]
+fn many_mixed_arguments() {
+    // Argument block layout: every size and alignment in one signature.
+    let ctx = DeviceContext::new();
+    if !require(ctx.has_extension("cl_khr_fp64"), "cl_khr_fp64") {
+        return;
+    }
+    let src = r#"
+kernel void k(char a, global double* out, short b, long c, uchar d, float e, double f,
+              int2 g, local int* scratch, char3 h, ulong i, float4 j, ushort k2, global const int* in) {
+    scratch[get_local_id(0)] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_global_id(0) == 0) {
+        out[0] = a; out[1] = b; out[2] = (double)c; out[3] = d; out[4] = e; out[5] = f;
+        out[6] = g.x; out[7] = g.y; out[8] = h.x; out[9] = h.y; out[10] = h.z;
+        out[11] = (double)i; out[12] = j.x; out[13] = j.w; out[14] = k2;
+        out[15] = scratch[get_local_size(0) - 1];
+    }
+}
+"#;
+    let kernel = ctx.kernel(src, "", "k");
+    let out = ctx.buffer_zeroed::<f64>(16);
+    let input: Vec<i32> = (0..8).map(|v| v * 3).collect();
+    let inb = ctx.buffer_from(&input);
+    kernel
+        .arg(0, -5i8)
+        .arg_buffer(1, &out)
+        .arg(2, -300i16)
+        .arg(3, -(1i64 << 40))
+        .arg(4, 200u8)
+        .arg(5, 1.25f32)
+        .arg(6, -2.5e100f64)
+        .arg(7, [7i32, -8])
+        .arg_local(8, 8 * 4)
+        .arg(9, [1i8, -2, 3, 0])
+        .arg(10, 1u64 << 60)
+        .arg(11, [0.5f32, 0.0, 0.0, 4.5])
+        .arg(12, 65535u16)
+        .arg_buffer(13, &inb);
+    ctx.run(&kernel, &[8], Some(&[8]));
+    let want = [
+        -5.0,
+        -300.0,
+        -(2f64.powi(40)),
+        200.0,
+        1.25,
+        -2.5e100,
+        7.0,
+        -8.0,
+        1.0,
+        -2.0,
+        3.0,
+        2f64.powi(60),
+        0.5,
+        4.5,
+        65535.0,
+        21.0,
+    ];
+    assert_eq!(ctx.read::<f64>(&out, 16), want.to_vec());
+}
