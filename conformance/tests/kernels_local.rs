@@ -243,3 +243,71 @@ kernel void transpose(global const float* in, global float* out, int width, int 
         }
     }
 }
+
+#[test]
+fn global_and_local_atomics() {
+    // cl_khr_{global,local}_int32_{base,extended}_atomics are claimed: a histogram and
+    // min/max over many work-groups running on several threads must be exact.
+    let ctx = DeviceContext::new();
+    let src = r#"
+kernel void k(global const uint* in, global uint* hist, global int* stats, local uint* lhist) {
+    size_t l = get_local_id(0);
+    if (l < 16) lhist[l] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint v = in[get_global_id(0)];
+    atomic_inc(&lhist[v & 15]);
+    atomic_add(&hist[16 + (v & 15)], v);
+    atomic_max(&stats[0], (int)v);
+    atomic_min(&stats[1], (int)v);
+    atomic_or(&stats[2], 1 << (v & 31));
+    atomic_xor(&stats[3], (int)v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l < 16) atomic_add(&hist[l], lhist[l]);
+    if (l == 0) {
+        int old = atomic_cmpxchg(&stats[4], 0, (int)get_group_id(0) + 1);
+        if (old != 0) atomic_inc(&stats[5]);
+    }
+}
+"#;
+    let groups = 64;
+    let local = 64;
+    let n = groups * local;
+    let mut rng = TestRng::new(21);
+    let input: Vec<u32> = rng.vec(n, |r| r.next_u32() % 100_000);
+    let a = ctx.buffer_from(&input);
+    let hist = ctx.buffer_zeroed::<u32>(32);
+    let stats = ctx.buffer_from(&[i32::MIN, i32::MAX, 0, 0, 0, 0]);
+    let kernel = ctx.kernel(src, "", "k");
+    kernel
+        .arg_buffer(0, &a)
+        .arg_buffer(1, &hist)
+        .arg_buffer(2, &stats)
+        .arg_local(3, 16 * 4);
+    ctx.run(&kernel, &[n], Some(&[local]));
+    let got: Vec<u32> = ctx.read(&hist, 32);
+    let st: Vec<i32> = ctx.read(&stats, 6);
+    let mut want = vec![0u32; 32];
+    for &v in &input {
+        want[(v & 15) as usize] += 1;
+        want[16 + (v & 15) as usize] = want[16 + (v & 15) as usize].wrapping_add(v);
+    }
+    assert_eq!(got, want, "histogram counts and sums");
+    assert_eq!(st[0], *input.iter().max().unwrap() as i32, "atomic_max");
+    assert_eq!(st[1], *input.iter().min().unwrap() as i32, "atomic_min");
+    assert_eq!(
+        st[2],
+        input.iter().fold(0i32, |acc, v| acc | (1 << (v & 31))),
+        "atomic_or"
+    );
+    assert_eq!(
+        st[3],
+        input.iter().fold(0i32, |acc, &v| acc ^ v as i32),
+        "atomic_xor"
+    );
+    assert!(
+        st[4] >= 1 && st[4] <= groups as i32,
+        "atomic_cmpxchg winner {}",
+        st[4]
+    );
+    assert_eq!(st[5], groups as i32 - 1, "exactly one cmpxchg succeeds");
+}
