@@ -43,6 +43,9 @@ macro_rules! dispatch_slots {
             match name {
                 $(stringify!($name) => api::$name as *const () as *mut c_void,)*
                 "clIcdGetPlatformIDsKHR" => api::clIcdGetPlatformIDsKHR as *const () as *mut c_void,
+                "clGetKernelSuggestedLocalWorkSizeKHR" => {
+                    api::clGetKernelSuggestedLocalWorkSizeKHR as *const () as *mut c_void
+                }
                 "clIcdSetPlatformDispatchDataKHR" => api::clIcdSetPlatformDispatchDataKHR as *const () as *mut c_void,
                 "clIcdGetFunctionAddressForPlatformKHR" => {
                     api::clIcdGetFunctionAddressForPlatformKHR as *const () as *mut c_void

@@ -17,6 +17,7 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_subgroups", (1, 0, 0)),
     ("cl_intel_subgroups", (1, 0, 0)),
     ("cl_intel_required_subgroup_size", (1, 0, 0)),
+    ("cl_khr_suggested_local_work_size", (1, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -33,6 +34,13 @@ pub const OPENCL_C_VERSIONS: &[(u32, u32, u32)] = &[(1, 0, 0), (1, 1, 0), (1, 2,
 /// SPIR-V versions accepted by clCreateProgramWithIL (`CL_DEVICE_ILS_WITH_VERSION`).
 pub const SPIRV_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5)];
 
+/// Extensions of the host API only: clang has no such name.
+const HOST_API_ONLY: &[&str] = &[
+    "cl_khr_icd",
+    "cl_khr_il_program",
+    "cl_khr_suggested_local_work_size",
+];
+
 /// The `-cl-ext=` argument for clang: every extension and feature above enabled.
 /// (Not `-all` first: opencl-c.h then fails on its image declarations; features we do
 /// not list stay at clang's default and kernels using them fail in the jit with a
@@ -42,7 +50,7 @@ pub fn clang_cl_ext_arg() -> String {
         .iter()
         .map(|(n, _)| *n)
         .chain(OPENCL_C_FEATURES.iter().map(|(n, _)| *n))
-        .filter(|n| *n != "cl_khr_icd" && *n != "cl_khr_il_program");
+        .filter(|n| !HOST_API_ONLY.contains(n));
     let mut arg = String::from("-cl-ext=");
     let list: Vec<String> = names.map(|n| format!("+{n}")).collect();
     arg.push_str(&list.join(","));

@@ -530,3 +530,65 @@ cl_entry! {
         enqueue_kernel(e, kernel, 1, None, [1, 1, 1], Some([1, 1, 1]))
     }
 }
+
+fn suggested_local_size(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const size_t,
+    global_work_size: *const size_t,
+    suggested_local_work_size: *mut size_t,
+) -> CLResult<()> {
+    let q = get::<Queue>(command_queue)?;
+    let k = get::<cranecl_runtime::kernel::Kernel>(kernel)?;
+    if !Arc::ptr_eq(&k.program.context, &q.context) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    if !(1..=3).contains(&work_dim) {
+        return Err(CL_INVALID_WORK_DIMENSION);
+    }
+    if global_work_size.is_null() || suggested_local_work_size.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let global = dims(global_work_size, work_dim, 1)?;
+    if global[..work_dim as usize].contains(&0) {
+        return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+    }
+    let offset = if global_work_offset.is_null() {
+        None
+    } else {
+        Some(dims(global_work_offset, work_dim, 0)?)
+    };
+    let nd = k.ndrange(work_dim, offset, global, None)?;
+    for (d, v) in nd.local_size.iter().take(work_dim as usize).enumerate() {
+        // SAFETY: the application provides `work_dim` writable entries.
+        unsafe { suggested_local_work_size.add(d).write(*v) };
+    }
+    Ok(())
+}
+
+cl_entry! {
+    fn clGetKernelSuggestedLocalWorkSize(
+        command_queue: cl_command_queue,
+        kernel: cl_kernel,
+        work_dim: cl_uint,
+        global_work_offset: *const size_t,
+        global_work_size: *const size_t,
+        suggested_local_work_size: *mut size_t
+    ) -> cl_int {
+        suggested_local_size(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size)
+    }
+}
+
+cl_entry! {
+    fn clGetKernelSuggestedLocalWorkSizeKHR(
+        command_queue: cl_command_queue,
+        kernel: cl_kernel,
+        work_dim: cl_uint,
+        global_work_offset: *const size_t,
+        global_work_size: *const size_t,
+        suggested_local_work_size: *mut size_t
+    ) -> cl_int {
+        suggested_local_size(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size)
+    }
+}
