@@ -681,3 +681,93 @@ fn release_order_is_free() {
     let refs: cl_uint = mem_info(&keep, CL_MEM_REFERENCE_COUNT);
     assert!(refs >= 1);
 }
+
+#[test]
+fn in_order_queue_orders_kernels_and_transfers() {
+    // Nothing waits between the commands: the in-order queue alone must order them.
+    let ctx = DeviceContext::new();
+    let kernel = ctx.kernel(ADD_ONE, "", "add_one");
+    let n = 1 << 16;
+    let buf = ctx.buffer_zeroed::<u32>(n);
+    kernel.arg_buffer(0, &buf);
+    let data: Vec<u32> = (0..n as u32).collect();
+    // SAFETY: data outlives the queue drain below (blocking read at the end).
+    let code = unsafe {
+        clEnqueueWriteBuffer(
+            ctx.queue.raw(),
+            buf.raw(),
+            CL_FALSE,
+            0,
+            n * 4,
+            data.as_ptr().cast(),
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    };
+    check(code, "clEnqueueWriteBuffer").unwrap();
+    for _ in 0..3 {
+        drop(ctx.try_enqueue(&kernel, None, &[n], None).unwrap());
+    }
+    let pattern = 1000u32;
+    // SAFETY: pattern copied during the call.
+    let code = unsafe {
+        clEnqueueFillBuffer(
+            ctx.queue.raw(),
+            buf.raw(),
+            (&pattern as *const u32).cast(),
+            4,
+            0,
+            64,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    };
+    check(code, "clEnqueueFillBuffer").unwrap();
+    drop(ctx.try_enqueue(&kernel, None, &[n], None).unwrap());
+    let got: Vec<u32> = ctx.read(&buf, n);
+    for (i, v) in got.iter().enumerate() {
+        let want = if i < 16 { 1001 } else { i as u32 + 4 };
+        assert_eq!(*v, want, "element {i}");
+    }
+}
+
+#[test]
+fn use_host_ptr_with_unaligned_pointer() {
+    let ctx = DeviceContext::new();
+    let mut host = HostMem::new(8192);
+    let words = host.as_u32();
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = i as u32;
+    }
+    // One word past a page boundary: legal, and must still behave.
+    let ptr = host.ptr.wrapping_add(4).cast::<c_void>();
+    let buf = create(&ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 4096, ptr).unwrap();
+    let kernel = ctx.kernel(ADD_ONE, "", "add_one");
+    kernel.arg_buffer(0, &buf);
+    ctx.run(&kernel, &[1024], None);
+    let mapped = map(&ctx, &buf, CL_MAP_READ, 0, 4096).unwrap();
+    assert_eq!(
+        mapped as usize, ptr as usize,
+        "map of a USE_HOST_PTR buffer returns host_ptr"
+    );
+    // SAFETY: 4096 mapped bytes.
+    let view = unsafe { std::slice::from_raw_parts(mapped.cast::<u32>(), 1024) };
+    for (k, v) in view.iter().enumerate() {
+        assert_eq!(*v, k as u32 + 2, "element {k}");
+    }
+    unmap(&ctx, &buf, mapped);
+    drop(kernel);
+    drop(buf);
+    assert_eq!(
+        host.as_u32()[0],
+        0,
+        "the word before the buffer is untouched"
+    );
+    assert_eq!(
+        host.as_u32()[1025],
+        1025,
+        "the word after the buffer is untouched"
+    );
+}
