@@ -629,3 +629,57 @@ kernel void k(char a, global double* out, short b, long c, uchar d, float e, dou
     ];
     assert_eq!(ctx.read::<f64>(&out, 16), want.to_vec());
 }
+
+#[test]
+fn null_buffer_argument_reaches_the_kernel_as_null() {
+    let ctx = DeviceContext::new();
+    let src = r#"
+kernel void k(global int* maybe, global int* out) {
+    out[get_global_id(0)] = (maybe == 0) ? 7 : maybe[0];
+}
+"#;
+    let kernel = ctx.kernel(src, "", "k");
+    let out = ctx.buffer_zeroed::<i32>(16);
+    let null = 0usize;
+    kernel
+        .try_set_arg_bytes(0, Some(as_bytes(std::slice::from_ref(&null))), 8)
+        .unwrap();
+    kernel.arg_buffer(1, &out);
+    ctx.run(&kernel, &[16], None);
+    assert_eq!(ctx.read::<i32>(&out, 16), vec![7; 16]);
+    let some = ctx.buffer_from(&[3i32]);
+    kernel.arg_buffer(0, &some);
+    ctx.run(&kernel, &[16], None);
+    assert_eq!(ctx.read::<i32>(&out, 16), vec![3; 16]);
+}
+
+#[test]
+fn large_private_arrays() {
+    // 4 KiB of private memory per work-item, indexed by data.
+    let ctx = DeviceContext::new();
+    let src = r#"
+kernel void k(global const int* in, global int* out) {
+    size_t i = get_global_id(0);
+    int x = in[i];
+    int big[1024];
+    for (int j = 0; j < 1024; j++) big[j] = j * (x & 15) + (j >> 3);
+    int idx = x & 1023;
+    for (int r = 0; r < 16; r++) {
+        big[idx] += r;
+        idx = (big[idx] + x) & 1023;
+    }
+    out[i] = big[idx] + idx;
+}
+"#;
+    let input = inputs(300, 13, 1 << 20);
+    let got = map_int(&ctx, src, &input, 1);
+    for (k, &x) in input.iter().enumerate() {
+        let mut big: Vec<i32> = (0..1024).map(|j| j * (x & 15) + (j >> 3)).collect();
+        let mut idx = (x & 1023) as usize;
+        for r in 0..16 {
+            big[idx] += r;
+            idx = ((big[idx] + x) & 1023) as usize;
+        }
+        assert_eq!(got[k], big[idx] + idx as i32, "x = {x}");
+    }
+}

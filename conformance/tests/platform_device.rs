@@ -460,3 +460,39 @@ fn context_from_type_and_queue_with_properties() {
     // SAFETY: creation succeeded.
     let _queue = unsafe { Queue::from_raw(raw) };
 }
+
+#[test]
+fn reference_counts_and_object_churn() {
+    let ctx = DeviceContext::new();
+    let count = |c: &Context| -> cl_uint {
+        query_value("CL_CONTEXT_REFERENCE_COUNT", |n, p, r| {
+            // SAFETY: pointers from query_bytes.
+            unsafe { clGetContextInfo(c.raw(), CL_CONTEXT_REFERENCE_COUNT, n, p, r) }
+        })
+        .unwrap()
+    };
+    let before = count(&ctx.context);
+    let extra = ctx.context.clone();
+    let extra2 = ctx.context.clone();
+    assert_eq!(
+        count(&ctx.context),
+        before + 2,
+        "clRetainContext increments"
+    );
+    drop(extra);
+    drop(extra2);
+    assert_eq!(count(&ctx.context), before, "clReleaseContext decrements");
+    // Many short-lived objects: nothing leaks into later results, nothing crashes.
+    for round in 0..40 {
+        let local = DeviceContext::new();
+        let kernel = local.kernel(
+            "kernel void k(global int* o, int v) { o[get_global_id(0)] = v; }",
+            "",
+            "k",
+        );
+        let buf = local.buffer_zeroed::<i32>(32);
+        kernel.arg_buffer(0, &buf).arg(1, round);
+        local.run(&kernel, &[32], None);
+        assert_eq!(local.read::<i32>(&buf, 32), vec![round; 32]);
+    }
+}
