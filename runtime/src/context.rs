@@ -54,6 +54,17 @@ impl Context {
             .any(|d| std::ptr::eq(Arc::as_ptr(d), device))
     }
 
+    /// Reports an asynchronous error through the `pfn_notify` of clCreateContext
+    /// (nothing if the application gave none).
+    pub fn report_error(&self, message: &str) {
+        if let Some(cb) = self.notify {
+            let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+            // SAFETY: the application registered `func` for (errinfo, private_info, cb,
+            // user_data); the string lives across the call.
+            unsafe { (cb.func)(text.as_ptr(), std::ptr::null(), 0, cb.user_data) };
+        }
+    }
+
     /// `clSetContextDestructorCallback`.
     pub fn add_destructor(&self, cb: Callback<ObjectNotifyFn>) {
         self.destructors.lock().push(cb);

@@ -255,7 +255,18 @@ impl Pending {
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command.execute())) {
                 Ok(Ok(())) => CL_COMPLETE,
                 Ok(Err(code)) => code.min(-1),
-                Err(_) => CL_OUT_OF_RESOURCES,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| panic.downcast_ref::<&str>().copied())
+                        .unwrap_or("unknown cause");
+                    self.event.context.report_error(&format!(
+                        "cranecl: command {:#x} failed: {what}",
+                        self.event.command_type
+                    ));
+                    CL_OUT_OF_RESOURCES
+                }
             };
         self.event.set_status(status);
     }
@@ -602,6 +613,45 @@ mod tests {
                 .collect();
             assert_eq!(mine, (0..300).collect::<Vec<_>>(), "thread {t} in order");
         }
+    }
+
+    #[test]
+    fn a_panicking_command_fails_its_event_and_notifies_the_context() {
+        use std::sync::atomic::AtomicUsize;
+        static NOTIFIED: AtomicUsize = AtomicUsize::new(0);
+        unsafe extern "C" fn notify(
+            errinfo: *const std::ffi::c_char,
+            _: *const std::ffi::c_void,
+            _: usize,
+            _: *mut std::ffi::c_void,
+        ) {
+            // SAFETY: the runtime passes a NUL-terminated message.
+            let text = unsafe { std::ffi::CStr::from_ptr(errinfo) }.to_string_lossy();
+            if text.contains("boom") {
+                NOTIFIED.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+        let device = Platform::get().device().clone();
+        let cb = crate::callback::Callback {
+            func: notify as crate::callback::ContextNotifyFn,
+            user_data: std::ptr::null_mut(),
+        };
+        let ctx = Context::new(vec![device.clone()], Vec::new(), Some(cb));
+        let q = Queue::new(ctx, device, 0, Vec::new());
+        let cmd = Command::Host(Box::new(|| panic!("boom")));
+        let e = q
+            .enqueue(CL_COMMAND_MARKER, cmd, &[], false)
+            .expect("enqueue");
+        assert_eq!(e.wait(), CL_OUT_OF_RESOURCES);
+        assert_eq!(NOTIFIED.load(Ordering::Acquire), 1);
+        // The queue keeps working.
+        let ok = q.enqueue(
+            CL_COMMAND_MARKER,
+            Command::Nothing { keep: None },
+            &[],
+            true,
+        );
+        assert!(ok.is_ok());
     }
 
     #[test]
