@@ -2,7 +2,7 @@
 //! program with and without the precompiled header, the one-time cost of building
 //! the PCH, and (for comparison) the jit's time on the same programs.
 //!
-//! Run: `cargo run --release -p cranecl-runtime --example clang_latency`
+//! Run: `cargo run --release -p cranecl-runtime --example clang_latency [file.cl]`
 
 use std::time::{Duration, Instant};
 
@@ -70,7 +70,21 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3
     );
 
-    for (name, source) in [("small kernel", SMALL), ("9-kernel program", NINE)] {
+    // An OpenCL C file given on the command line is measured too.
+    let extra = std::env::args()
+        .nth(1)
+        .map(|path| match std::fs::read_to_string(&path) {
+            Ok(text) => (path, text),
+            Err(e) => panic!("cannot read {path}: {e}"),
+        });
+    let mut programs: Vec<(String, &str)> = vec![
+        ("small kernel".into(), SMALL),
+        ("9-kernel program".into(), NINE),
+    ];
+    if let Some((path, text)) = &extra {
+        programs.push((path.clone(), text.as_str()));
+    }
+    for (name, source) in programs.iter().map(|(n, s)| (n.as_str(), *s)) {
         let a = time(&plain, source, &options, 7);
         let b = time(&with_pch, source, &options, 7);
         println!(
@@ -80,7 +94,7 @@ fn main() {
         );
     }
     // The other half of a build: the jit on clang's output.
-    for (name, source) in [("small kernel", SMALL), ("9-kernel program", NINE)] {
+    for (name, source) in programs.iter().map(|(n, s)| (n.as_str(), *s)) {
         let spirv = with_pch.compile(source, &options).expect("compiles").spirv;
         let jit = median(
             (0..5)
@@ -95,7 +109,25 @@ fn main() {
                 })
                 .collect(),
         );
-        println!("{name:<17} jit {:>7.1} ms", jit.as_secs_f64() * 1e3);
+        let parallel = median(
+            (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    let compiled =
+                        cranecl_runtime::build::compile_kernels_in_parallel(&spirv, &options.jit);
+                    let elapsed = t.elapsed();
+                    if let Err(e) = compiled {
+                        println!("{name}: the jit refused it: {e}");
+                    }
+                    elapsed
+                })
+                .collect(),
+        );
+        println!(
+            "{name:<17} jit {:>7.1} ms   kernels in parallel {:>7.1} ms",
+            jit.as_secs_f64() * 1e3,
+            parallel.as_secs_f64() * 1e3
+        );
     }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -6,6 +6,9 @@
 //! programs must not share is mutable program-scope storage, so a module with a
 //! module-scope `CrossWorkgroup` variable (a writable `global` variable) is never
 //! memoised. Bounded by entry count; the oldest entries go first.
+//!
+//! A module with several kernels is compiled one kernel per part, the parts in
+//! parallel on the worker pool ([`super::split`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -14,6 +17,8 @@ use cranecl_jit::{CompileError, CompileOptions, CompiledKernel, CompiledProgram}
 use parking_lot::Mutex;
 
 use super::pch::Fnv;
+use super::split;
+use crate::exec;
 
 /// Modules kept at most (their code stays mapped while memoised).
 const MAX_ENTRIES: usize = 32;
@@ -65,7 +70,7 @@ pub fn compile_spirv(
             });
         }
     }
-    let program = cranecl_jit::compile(words, options)?;
+    let program = compile_kernels_in_parallel(words, options)?;
     if let Some(key) = key {
         let mut memo = MEMO.lock();
         if !memo.iter().any(|(k, _)| *k == key) {
@@ -76,6 +81,37 @@ pub fn compile_spirv(
         }
     }
     Ok(program)
+}
+
+/// Compiles a module with several kernels as one part per kernel, the parts in
+/// parallel on the pool (the jit compiles a module's kernels one after the other).
+/// Modules with one kernel, with writable program-scope storage (which the kernels
+/// must share) or on a one-worker pool are compiled whole. The first failing kernel's
+/// error (in module order) is the result.
+pub fn compile_kernels_in_parallel(
+    words: &[u32],
+    options: &CompileOptions,
+) -> Result<CompiledProgram, CompileError> {
+    let kernels = split::entry_points(words);
+    if kernels.len() < 2 || exec::num_workers() < 2 || has_global_storage(words) {
+        return cranecl_jit::compile(words, options);
+    }
+    let results: Vec<Mutex<Option<Result<CompiledProgram, CompileError>>>> =
+        kernels.iter().map(|_| Mutex::new(None)).collect();
+    exec::parallel_for(kernels.len(), &|i| {
+        let part = split::only_entry_point(words, kernels[i].id);
+        *results[i].lock() = Some(cranecl_jit::compile(&part, options));
+    });
+    let mut all = Vec::with_capacity(kernels.len());
+    for slot in results {
+        match slot.into_inner() {
+            Some(Ok(part)) => all.extend(part.kernels),
+            Some(Err(e)) => return Err(e),
+            // parallel_for runs every item before it returns.
+            None => unreachable!("parallel_for skipped a kernel"),
+        }
+    }
+    Ok(CompiledProgram { kernels: all })
 }
 
 #[cfg(test)]

