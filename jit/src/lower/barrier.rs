@@ -307,7 +307,7 @@ impl Tr<'_, '_> {
                 }
             }
         }
-        let (masks, phis) = self.body_vars();
+        let (masks, phis) = self.body_vars(bi);
         for v in masks {
             keep.push((v, types::I32X4));
         }
@@ -557,7 +557,7 @@ impl Tr<'_, '_> {
     }
 
     /// Mask variables of all blocks and phi accumulators (with types) of the body.
-    fn body_vars(&mut self) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
-        self.body_state_vars()
+    fn body_vars(&mut self, at: usize) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
+        self.body_state_vars(at)
     }
 }

@@ -751,20 +751,42 @@ impl Tr<'_, '_> {
     }
 
     /// Mask variables of every block and every phi accumulator (barrier save/restore).
-    pub(crate) fn body_state_vars(&self) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
+    pub(crate) fn body_state_vars(&self, at: usize) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
         let mut masks = Vec::new();
         let mut phis = Vec::new();
+        // Blocks whose pending mask or phis may still be read after a point in block
+        // `at`: later in the linear order, or in a loop around `at` (back edges).
+        let n = self.f.blocks.len();
+        let mut pos = vec![usize::MAX; n];
+        for (i, b) in self.cfg.order.iter().enumerate() {
+            pos[*b] = i;
+        }
+        let loops: Vec<usize> = (0..self.cfg.loops.len())
+            .filter(|&l| self.cfg.loops[l].blocks[at])
+            .collect();
+        let pending = |b: usize| -> bool {
+            pos[b] != usize::MAX
+                && (pos[b] > pos[at] || loops.iter().any(|&l| self.cfg.loops[l].blocks[b]))
+        };
         if let Some(st) = &self.body_state {
-            for m in &st.masks {
-                masks.extend(m.iter().copied());
+            for (b, m) in st.masks.iter().enumerate() {
+                if pending(b) {
+                    masks.extend(m.iter().copied());
+                }
             }
-            let mut ids: Vec<&Id> = st.phis.keys().collect();
-            ids.sort_unstable();
-            for id in ids {
-                for a in &st.phis[id] {
-                    match a {
-                        PhiAcc::U(v, t) | PhiAcc::A(v, _, t) => phis.push((*v, *t)),
-                        PhiAcc::V(vs, t) => phis.extend(vs.iter().map(|v| (*v, *t))),
+            for (b, blk) in self.f.blocks.iter().enumerate() {
+                if !pending(b) {
+                    continue;
+                }
+                for inst in &blk.insts {
+                    let (Op::Phi(_), Some(id)) = (&inst.op, inst.result) else {
+                        continue;
+                    };
+                    for a in st.phis.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
+                        match a {
+                            PhiAcc::U(v, t) | PhiAcc::A(v, _, t) => phis.push((*v, *t)),
+                            PhiAcc::V(vs, t) => phis.extend(vs.iter().map(|v| (*v, *t))),
+                        }
                     }
                 }
             }
