@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use crate::callback::{run_object_callbacks, Callback, ContextNotifyFn, ObjectNotifyFn};
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
 use crate::platform::Device;
+use crate::svm::SvmRegistry;
 
 /// An OpenCL context.
 #[repr(C)]
@@ -22,6 +23,8 @@ pub struct Context {
     /// The `pfn_notify` of clCreateContext (kept; asynchronous errors are not reported yet).
     pub notify: Option<Callback<ContextNotifyFn>>,
     destructors: Mutex<Vec<Callback<ObjectNotifyFn>>>,
+    /// Shared virtual memory allocated in this context.
+    pub svm: SvmRegistry,
 }
 
 impl ApiObject for Context {
@@ -44,6 +47,7 @@ impl Context {
             properties,
             notify,
             destructors: Mutex::new(Vec::new()),
+            svm: SvmRegistry::default(),
         })
     }
 

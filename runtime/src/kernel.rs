@@ -26,6 +26,9 @@ pub enum ArgValue {
     Local(usize),
     /// A by-value argument's bytes.
     Bytes(Vec<u8>),
+    /// A shared-virtual-memory pointer for a global/constant pointer argument
+    /// (clSetKernelArgSVMPointer), passed to the kernel as it is.
+    Svm(usize),
 }
 
 /// A kernel object.
@@ -135,6 +138,7 @@ impl Kernel {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
             }
+            (ArgKind::GlobalPtr | ArgKind::ConstantPtr, ArgValue::Svm(_)) => {}
             (ArgKind::LocalPtr, ArgValue::Local(n)) => {
                 if *n == 0 {
                     return Err(CL_INVALID_ARG_SIZE);
@@ -299,6 +303,9 @@ impl Kernel {
                     let ptr = mem.as_ref().map_or(0u64, |m| m.ptr() as u64);
                     write_at(&mut block, arg.offset, &ptr.to_ne_bytes())?;
                     buffers.extend(mem);
+                }
+                ArgValue::Svm(ptr) => {
+                    write_at(&mut block, arg.offset, &(ptr as u64).to_ne_bytes())?
                 }
                 ArgValue::Local(size) => {
                     local_total += size.next_multiple_of(LOCAL_ARG_ALIGN);

@@ -19,6 +19,7 @@ pub mod object;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod svm;
 
 /// Result of an OpenCL operation: the error is the `CL_*` code the API returns.
 pub type CLResult<T> = Result<T, opencl_sys::cl_int>;

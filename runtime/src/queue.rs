@@ -146,6 +146,18 @@ pub enum Command {
         dst: Arc<Mem>,
         rect: RectCopy,
     },
+    /// Host memory -> host memory (SVM copies; may overlap only if the caller allows).
+    HostCopy {
+        dst: HostPtr,
+        src: HostPtr,
+        size: usize,
+    },
+    /// Repeats `pattern` over `size` bytes of host memory (SVM fills).
+    HostFill {
+        dst: HostPtr,
+        pattern: Vec<u8>,
+        size: usize,
+    },
     /// A kernel launch; `buffers` keeps every buffer argument alive until it ran.
     NdRange {
         launch: exec::Launch,
@@ -197,6 +209,14 @@ impl Command {
                 // SAFETY: see above.
                 let target = unsafe { std::slice::from_raw_parts_mut(mem.ptr().add(offset), size) };
                 for chunk in target.chunks_mut(p) {
+                    chunk.copy_from_slice(&pattern[..chunk.len()]);
+                }
+            }
+            Command::HostCopy { dst, src, size } => unsafe { std::ptr::copy(src.0, dst.0, size) },
+            Command::HostFill { dst, pattern, size } => {
+                // SAFETY: see above (the caller checked the range lies in one allocation).
+                let target = unsafe { std::slice::from_raw_parts_mut(dst.0, size) };
+                for chunk in target.chunks_mut(pattern.len().max(1)) {
                     chunk.copy_from_slice(&pattern[..chunk.len()]);
                 }
             }

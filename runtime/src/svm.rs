@@ -1,0 +1,133 @@
+//! Shared virtual memory (coarse- and fine-grained buffers): allocations that the host
+//! and kernels address with the same pointer.
+//!
+//! On a CPU device every allocation is ordinary host memory, so "sharing" needs no
+//! copies: an SVM pointer set as a kernel argument is passed through as it is, and
+//! maps are ordering points only. Each context keeps the registry of its allocations
+//! ([`SvmRegistry`]) so clSVMFree can check and release them and whatever the
+//! application forgets is freed with the context.
+
+use std::alloc::{self, Layout};
+use std::collections::BTreeMap;
+
+use opencl_sys::*;
+use parking_lot::Mutex;
+
+use crate::platform::BUFFER_ALIGN;
+
+/// Largest alignment clSVMAlloc accepts (a page).
+pub const MAX_ALIGNMENT: usize = 4096;
+
+/// The SVM allocations of one context, by base address.
+#[derive(Default)]
+pub struct SvmRegistry {
+    allocations: Mutex<BTreeMap<usize, Layout>>,
+}
+
+/// Checks `clSVMAlloc` flags: access flags plus the fine-grain bit; SVM atomics are
+/// not supported.
+pub fn validate_flags(flags: cl_svm_mem_flags) -> bool {
+    let access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+    let known = access | CL_MEM_SVM_FINE_GRAIN_BUFFER;
+    flags & !known == 0 && (flags & access).count_ones() <= 1
+}
+
+impl SvmRegistry {
+    /// Allocates `size` zeroed bytes aligned to `alignment` (0: the buffer alignment);
+    /// `None` for a bad size or alignment or when memory runs out (clSVMAlloc returns
+    /// NULL in all those cases).
+    pub fn alloc(&self, size: usize, alignment: usize, max_size: u64) -> Option<*mut u8> {
+        let align = if alignment == 0 {
+            BUFFER_ALIGN
+        } else {
+            alignment
+        };
+        if size == 0 || size as u64 > max_size || !align.is_power_of_two() || align > MAX_ALIGNMENT
+        {
+            return None;
+        }
+        let layout = Layout::from_size_align(size, align.max(BUFFER_ALIGN)).ok()?;
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return None;
+        }
+        self.allocations.lock().insert(ptr as usize, layout);
+        Some(ptr)
+    }
+
+    /// Frees the allocation starting at `ptr`; `false` if there is none.
+    pub fn free(&self, ptr: *mut u8) -> bool {
+        let layout = self.allocations.lock().remove(&(ptr as usize));
+        match layout {
+            Some(layout) => {
+                // SAFETY: allocated in `alloc` with exactly this layout, removed from
+                // the registry so it cannot be freed twice.
+                unsafe { alloc::dealloc(ptr, layout) };
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The allocation containing `ptr`: its base and size.
+    pub fn find(&self, ptr: *const u8) -> Option<(usize, usize)> {
+        let p = ptr as usize;
+        let map = self.allocations.lock();
+        let (base, layout) = map.range(..=p).next_back()?;
+        (p < base + layout.size()).then_some((*base, layout.size()))
+    }
+
+    /// Whether `[ptr, ptr + len)` lies inside one allocation.
+    pub fn contains(&self, ptr: *const u8, len: usize) -> bool {
+        self.find(ptr).is_some_and(|(base, size)| {
+            (ptr as usize)
+                .checked_add(len)
+                .is_some_and(|end| end <= base + size)
+        })
+    }
+}
+
+impl Drop for SvmRegistry {
+    fn drop(&mut self) {
+        for (base, layout) in std::mem::take(self.allocations.get_mut()) {
+            // SAFETY: every entry is a live allocation made with this layout.
+            unsafe { alloc::dealloc(base as *mut u8, layout) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_find_free() {
+        let r = SvmRegistry::default();
+        assert!(r.alloc(0, 0, 1 << 20).is_none());
+        assert!(r.alloc(64, 3, 1 << 20).is_none());
+        assert!(r.alloc(2 << 20, 0, 1 << 20).is_none());
+        let p = r.alloc(1000, 256, 1 << 20).expect("alloc");
+        assert_eq!(p as usize % 256, 0);
+        assert_eq!(r.find(p.wrapping_add(999)), Some((p as usize, 1000)));
+        assert!(r.find(p.wrapping_add(1000)).is_none());
+        assert!(r.contains(p.wrapping_add(10), 990));
+        assert!(!r.contains(p.wrapping_add(10), 991));
+        assert!(!r.free(p.wrapping_add(1)));
+        assert!(r.free(p));
+        assert!(!r.free(p));
+        let _leaked_to_drop = r.alloc(16, 0, 1 << 20).expect("alloc");
+    }
+
+    #[test]
+    fn flags() {
+        assert!(validate_flags(CL_MEM_READ_WRITE));
+        assert!(validate_flags(
+            CL_MEM_READ_ONLY | CL_MEM_SVM_FINE_GRAIN_BUFFER
+        ));
+        assert!(!validate_flags(
+            CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS
+        ));
+        assert!(!validate_flags(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY));
+    }
+}
