@@ -98,7 +98,13 @@ pub fn compile_kernels_in_parallel(
     }
     let results: Vec<Mutex<Option<Result<CompiledProgram, CompileError>>>> =
         kernels.iter().map(|_| Mutex::new(None)).collect();
-    exec::parallel_for(kernels.len(), &|i| {
+    // Largest kernels first, so the last one handed out is a small one (better
+    // balance than module order).
+    let sizes = split::function_sizes(words);
+    let mut order: Vec<usize> = (0..kernels.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes.get(&kernels[i].id).copied().unwrap_or(0)));
+    exec::parallel_for(kernels.len(), &|n| {
+        let i = order[n];
         let part = split::only_entry_point(words, kernels[i].id);
         *results[i].lock() = Some(cranecl_jit::compile(&part, options));
     });

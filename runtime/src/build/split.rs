@@ -67,6 +67,33 @@ pub fn entry_points(words: &[u32]) -> Vec<EntryPoint> {
         .collect()
 }
 
+/// The size in words of each function body, by function id (a proxy for how long
+/// the jit takes on a kernel: clang has inlined most callees at -O2).
+pub fn function_sizes(words: &[u32]) -> std::collections::HashMap<u32, usize> {
+    const OP_FUNCTION_END: u32 = 56;
+    let mut sizes = std::collections::HashMap::new();
+    let mut current: Option<(u32, usize)> = None;
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        let opcode = words[i] & 0xffff;
+        if count == 0 || i + count > words.len() {
+            break;
+        }
+        match opcode {
+            OP_FUNCTION if count >= 3 => current = Some((words[i + 2], i)),
+            OP_FUNCTION_END => {
+                if let Some((id, start)) = current.take() {
+                    sizes.insert(id, i + 1 - start);
+                }
+            }
+            _ => {}
+        }
+        i += count;
+    }
+    sizes
+}
+
 /// `words` with every entry point but `keep` (a function id) removed, along with the
 /// other entry points' execution modes.
 pub fn only_entry_point(words: &[u32], keep: u32) -> Vec<u32> {
@@ -148,6 +175,13 @@ mod tests {
             ]
         );
         assert!(entry_points(&[1, 2]).is_empty());
+    }
+
+    #[test]
+    fn measures_function_bodies() {
+        let sizes = function_sizes(&module());
+        // OpFunction (5 words) + OpFunctionEnd (1 word).
+        assert_eq!(sizes.get(&10), Some(&6));
     }
 
     #[test]
