@@ -227,7 +227,9 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         CL_DEVICE_PARTITION_AFFINITY_DOMAIN => out.value::<cl_device_affinity_domain>(0),
         CL_DEVICE_PARTITION_TYPE => out.array::<cl_device_partition_property>(&[]),
         CL_DEVICE_REFERENCE_COUNT => out.value::<cl_uint>(1),
-        CL_DEVICE_SVM_CAPABILITIES => out.value::<cl_device_svm_capabilities>(0),
+        CL_DEVICE_SVM_CAPABILITIES => out.value::<cl_device_svm_capabilities>(
+            CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER,
+        ),
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => out.value::<cl_uint>(0),

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod svm;
 pub mod unsupported;
 
 pub use context::*;
@@ -22,6 +23,7 @@ pub use memory::*;
 pub use platform::*;
 pub use program::*;
 pub use queue::*;
+pub use svm::*;
 pub use unsupported::*;
 
 /// What every api module needs.
