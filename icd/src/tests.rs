@@ -356,3 +356,72 @@ fn icd2_dispatch_data_reaches_every_new_object() {
         CL_INVALID_PLATFORM
     );
 }
+
+#[test]
+fn svm_alloc_copy_fill_free() {
+    let ctx = context();
+    let mut err = 0;
+    let q = clCreateCommandQueue(ctx, device(), 0, &mut err);
+    assert_eq!(err, CL_SUCCESS);
+    assert!(clSVMAlloc(ctx, CL_MEM_READ_WRITE, 0, 0).is_null());
+    assert!(clSVMAlloc(
+        ctx,
+        CL_MEM_SVM_ATOMICS | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+        64,
+        0
+    )
+    .is_null());
+    assert!(clSVMAlloc(ctx, CL_MEM_READ_WRITE, 64, 3).is_null());
+    let a = clSVMAlloc(ctx, CL_MEM_READ_WRITE, 256, 64).cast::<u8>();
+    let b = clSVMAlloc(ctx, CL_MEM_SVM_FINE_GRAIN_BUFFER, 256, 0).cast::<u8>();
+    assert!(!a.is_null() && !b.is_null());
+    assert_eq!(a as usize % 64, 0);
+    let pattern = 0x0102_0304u32;
+    let p = (&pattern as *const u32).cast::<c_void>();
+    assert_eq!(
+        clEnqueueSVMMemFill(q, a.cast(), p, 4, 256, 0, null(), null_mut()),
+        CL_SUCCESS
+    );
+    assert_eq!(
+        clEnqueueSVMMemFill(q, a.cast(), p, 3, 255, 0, null(), null_mut()),
+        CL_INVALID_VALUE
+    );
+    assert_eq!(
+        clEnqueueSVMMemcpy(q, CL_TRUE, b.cast(), a.cast(), 256, 0, null(), null_mut()),
+        CL_SUCCESS
+    );
+    // SAFETY: b is a 256-byte allocation the copy above completed into.
+    let got = unsafe { std::slice::from_raw_parts(b.cast::<u32>(), 64) };
+    assert!(got.iter().all(|v| *v == pattern));
+    assert_eq!(
+        clEnqueueSVMMemcpy(
+            q,
+            CL_TRUE,
+            a.wrapping_add(8).cast(),
+            a.cast(),
+            16,
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_MEM_COPY_OVERLAP
+    );
+    let mut ptrs = [a.cast::<c_void>()];
+    assert_eq!(
+        clEnqueueSVMFree(
+            q,
+            1,
+            ptrs.as_mut_ptr(),
+            None,
+            null_mut(),
+            0,
+            null(),
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(clFinish(q), CL_SUCCESS);
+    clSVMFree(ctx, b.cast());
+    assert_eq!(clReleaseCommandQueue(q), CL_SUCCESS);
+    assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
+}
