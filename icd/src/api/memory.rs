@@ -115,7 +115,9 @@ cl_entry! {
                 out.value(mem.parent().map_or(std::ptr::null_mut(), |(p, _)| handle_of(p)))
             }
             CL_MEM_OFFSET => out.value::<usize>(mem.parent().map_or(0, |(_, o)| o)),
-            CL_MEM_USES_SVM_POINTER => out.bool(false),
+            CL_MEM_USES_SVM_POINTER => {
+                out.bool(!mem.host_ptr.is_null() && mem.context.svm.find(mem.host_ptr.cast()).is_some())
+            }
             CL_MEM_PROPERTIES => out.array(&mem.properties),
             _ => Err(CL_INVALID_VALUE),
         }
