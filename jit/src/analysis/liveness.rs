@@ -1,7 +1,7 @@
-//! Liveness across barriers: where every value is used, and whether a value defined
-//! before a program point is still needed after it (so that a sub-group yielding at a
-//! barrier must save it). Positions follow the linear block order; a use anywhere in
-//! a loop that contains the point counts as "after" (the next iteration).
+//! Liveness across barriers: whether a value defined before a program point is still
+//! needed after it (so that a sub-group yielding at a barrier must save it). Standard
+//! SSA liveness (backward dataflow over blocks; a phi operand is used at the end of
+//! its predecessor), queried at an instruction.
 
 use std::collections::HashMap;
 
@@ -20,18 +20,22 @@ pub struct Uses {
     uses: HashMap<Id, Vec<(usize, usize)>>,
     /// Position of each block in the linear order (`usize::MAX` if unreachable).
     pos: Vec<usize>,
-    /// Loops containing each block.
-    loops_of: Vec<Vec<usize>>,
-    /// Membership of each loop.
-    loop_blocks: Vec<Vec<bool>>,
+    /// Where each instruction result is defined: (block index, instruction index).
+    defs: HashMap<Id, (usize, usize)>,
+    /// Ids live at the end of each block.
+    live_out: Vec<std::collections::HashSet<Id>>,
 }
 
 impl Uses {
     /// Collects the uses of `f`.
     pub fn new(f: &FlatFunction, cfg: &Cfg) -> Uses {
         let mut uses: HashMap<Id, Vec<(usize, usize)>> = HashMap::new();
+        let mut defs = HashMap::new();
         for (bi, b) in f.blocks.iter().enumerate() {
             for (k, inst) in b.insts.iter().enumerate() {
+                if let Some(r) = inst.result {
+                    defs.insert(r, (bi, k));
+                }
                 match &inst.op {
                     Op::Phi(inc) => {
                         for (v, pred) in inc {
@@ -59,34 +63,86 @@ impl Uses {
         for (i, b) in cfg.order.iter().enumerate() {
             pos[*b] = i;
         }
-        let loops_of = (0..n)
-            .map(|b| {
-                (0..cfg.loops.len())
-                    .filter(|&l| cfg.loops[l].blocks[b])
-                    .collect()
-            })
-            .collect();
-        let loop_blocks = cfg.loops.iter().map(|l| l.blocks.clone()).collect();
+        // Backward dataflow: live_in(B) = uses(B) + (live_out(B) - defs(B));
+        // live_out(B) = union over successors S of live_in(S) - phis(S), plus the phi
+        // operands S takes from B (recorded as uses at the end of B).
+        use std::collections::HashSet;
+        let mut upward: Vec<HashSet<Id>> = vec![HashSet::new(); n];
+        let mut defined: Vec<HashSet<Id>> = vec![HashSet::new(); n];
+        let mut phi_defs: Vec<HashSet<Id>> = vec![HashSet::new(); n];
+        for (bi, b) in f.blocks.iter().enumerate() {
+            for inst in &b.insts {
+                if let (Op::Phi(_), Some(r)) = (&inst.op, inst.result) {
+                    phi_defs[bi].insert(r);
+                }
+                if let Some(r) = inst.result {
+                    defined[bi].insert(r);
+                }
+            }
+        }
+        for (id, us) in &uses {
+            for &(ub, _) in us {
+                // Uses before any definition in the block (SSA: a def in the same block
+                // always precedes its non-phi uses, except for phi operands at the end).
+                let def_here = defs.get(id).is_some_and(|(db, _)| *db == ub);
+                if !def_here {
+                    upward[ub].insert(*id);
+                }
+            }
+        }
+        let mut live_in: Vec<HashSet<Id>> = upward.clone();
+        let mut live_out: Vec<HashSet<Id>> = vec![HashSet::new(); n];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in cfg.order.iter().rev() {
+                let mut out: HashSet<Id> = HashSet::new();
+                for &sb in &cfg.succs[b] {
+                    for id in &live_in[sb] {
+                        if !phi_defs[sb].contains(id) {
+                            out.insert(*id);
+                        }
+                    }
+                }
+                let mut inn = upward[b].clone();
+                for id in &out {
+                    if !defined[b].contains(id) {
+                        inn.insert(*id);
+                    }
+                }
+                if out.len() != live_out[b].len() || inn.len() != live_in[b].len() {
+                    changed = true;
+                }
+                live_out[b] = out;
+                live_in[b] = inn;
+            }
+        }
         Uses {
             uses,
             pos,
-            loops_of,
-            loop_blocks,
+            defs,
+            live_out,
         }
     }
 
-    /// Whether `id` is used after instruction `k` of block `bi`: later in the linear
-    /// order, later in the same block, or anywhere in a loop around `bi`.
-    pub fn used_after(&self, id: Id, bi: usize, k: usize) -> bool {
-        let here = self.pos[bi];
-        self.uses.get(&id).is_some_and(|us| {
-            us.iter().any(|&(ub, uk)| {
-                let p = self.pos[ub];
-                (p != usize::MAX && p > here)
-                    || (ub == bi && uk > k)
-                    || self.loops_of[bi].iter().any(|&l| self.loop_blocks[l][ub])
-            })
+    /// Whether `id` is an instruction result defined before instruction `k` of block
+    /// `bi` in the linear order (parameters and constants are not).
+    pub fn defined_before(&self, id: Id, bi: usize, k: usize) -> bool {
+        self.defs.get(&id).is_some_and(|&(db, dk)| {
+            let (p, here) = (self.pos[db], self.pos[bi]);
+            p != usize::MAX && (p < here || (db == bi && dk < k))
         })
+    }
+
+    /// Whether `id` is needed after instruction `k` of block `bi`: used later in the
+    /// block (or its terminator, or as a phi operand on an outgoing edge), or live at
+    /// the block's end.
+    pub fn used_after(&self, id: Id, bi: usize, k: usize) -> bool {
+        self.live_out[bi].contains(&id)
+            || self
+                .uses
+                .get(&id)
+                .is_some_and(|us| us.iter().any(|&(ub, uk)| ub == bi && uk > k))
     }
 }
 

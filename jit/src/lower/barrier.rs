@@ -284,7 +284,11 @@ impl Tr<'_, '_> {
         let mut ids: Vec<Id> = self.defined_ids();
         ids.sort_unstable();
         for id in ids {
-            if !self.regions.uses.used_after(id, bi, k) {
+            // Only values this pass has computed (not parameters, which never change,
+            // nor ids of other body copies) and that are still needed.
+            if !self.regions.uses.defined_before(id, bi, k)
+                || !self.regions.uses.used_after(id, bi, k)
+            {
                 continue;
             }
             let Some(slots) = self.slots_of(id) else {

@@ -102,6 +102,8 @@ impl Tr<'_, '_> {
                 }
             }
         }
+        let phis = st.phis.clone();
+        self.init_phi_accumulators(&phis);
         // Loops ending at each position, innermost first.
         let mut loop_ends: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
         let mut loops: Vec<usize> = (0..self.cfg.loops.len()).collect();
@@ -200,6 +202,27 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
+    /// Gives every phi accumulator a (zero) value at the start of the body, so that no
+    /// value flows around the sub-group loop through them.
+    fn init_phi_accumulators(&mut self, phis: &std::collections::HashMap<Id, Vec<PhiAcc>>) {
+        for accs in phis.values() {
+            for a in accs {
+                match a {
+                    PhiAcc::U(v, t) | PhiAcc::A(v, _, t) => {
+                        let z = self.zero_scalar(*t);
+                        self.b.def_var(*v, z);
+                    }
+                    PhiAcc::V(vs, t) => {
+                        let z = self.zero_scalar(*t);
+                        for v in vs {
+                            self.b.def_var(*v, z);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Declares the phi accumulators of the function.
     fn phi_accumulators(
         &mut self,
@@ -262,6 +285,7 @@ impl Tr<'_, '_> {
             .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
         let n = self.f.blocks.len();
         let phis = self.phi_accumulators()?;
+        self.init_phi_accumulators(&phis);
         self.body_state = Some(BodyState {
             blocks: vec![None; n],
             masks: Vec::new(),
