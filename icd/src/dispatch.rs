@@ -46,6 +46,20 @@ macro_rules! dispatch_slots {
                 "clGetKernelSuggestedLocalWorkSizeKHR" => {
                     api::clGetKernelSuggestedLocalWorkSizeKHR as *const () as *mut c_void
                 }
+                "clHostMemAllocINTEL" => api::clHostMemAllocINTEL as *const () as *mut c_void,
+                "clDeviceMemAllocINTEL" => api::clDeviceMemAllocINTEL as *const () as *mut c_void,
+                "clSharedMemAllocINTEL" => api::clSharedMemAllocINTEL as *const () as *mut c_void,
+                "clMemFreeINTEL" => api::clMemFreeINTEL as *const () as *mut c_void,
+                "clMemBlockingFreeINTEL" => api::clMemBlockingFreeINTEL as *const () as *mut c_void,
+                "clGetMemAllocInfoINTEL" => api::clGetMemAllocInfoINTEL as *const () as *mut c_void,
+                "clSetKernelArgMemPointerINTEL" => {
+                    api::clSetKernelArgMemPointerINTEL as *const () as *mut c_void
+                }
+                "clEnqueueMemFillINTEL" => api::clEnqueueMemFillINTEL as *const () as *mut c_void,
+                "clEnqueueMemsetINTEL" => api::clEnqueueMemsetINTEL as *const () as *mut c_void,
+                "clEnqueueMemcpyINTEL" => api::clEnqueueMemcpyINTEL as *const () as *mut c_void,
+                "clEnqueueMigrateMemINTEL" => api::clEnqueueMigrateMemINTEL as *const () as *mut c_void,
+                "clEnqueueMemAdviseINTEL" => api::clEnqueueMemAdviseINTEL as *const () as *mut c_void,
                 "clIcdSetPlatformDispatchDataKHR" => api::clIcdSetPlatformDispatchDataKHR as *const () as *mut c_void,
                 "clIcdGetFunctionAddressForPlatformKHR" => {
                     api::clIcdGetFunctionAddressForPlatformKHR as *const () as *mut c_void

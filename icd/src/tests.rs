@@ -425,3 +425,78 @@ fn svm_alloc_copy_fill_free() {
     assert_eq!(clReleaseCommandQueue(q), CL_SUCCESS);
     assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
 }
+
+#[test]
+fn intel_usm_allocations_and_queries() {
+    assert!(!clGetExtensionFunctionAddress(c"clSharedMemAllocINTEL".as_ptr()).is_null());
+    let ctx = context();
+    let dev = device();
+    let mut err = 0;
+    let q = clCreateCommandQueue(ctx, dev, 0, &mut err);
+    let h = clHostMemAllocINTEL(ctx, null(), 256, 0, &mut err).cast::<u8>();
+    assert_eq!(err, CL_SUCCESS);
+    let d = clDeviceMemAllocINTEL(ctx, dev, null(), 256, 64, &mut err).cast::<u8>();
+    assert_eq!(err, CL_SUCCESS);
+    let bad_props: [cl_mem_properties_intel; 3] = [0x1234, 0, 0];
+    assert!(clSharedMemAllocINTEL(ctx, dev, bad_props.as_ptr(), 256, 0, &mut err).is_null());
+    assert_eq!(err, CL_INVALID_PROPERTY);
+    let mut kind: cl_unified_shared_memory_type_intel = 0;
+    let ksize = std::mem::size_of_val(&kind);
+    let kp = (&mut kind as *mut cl_unified_shared_memory_type_intel).cast();
+    assert_eq!(
+        clGetMemAllocInfoINTEL(
+            ctx,
+            d.wrapping_add(10).cast(),
+            CL_MEM_ALLOC_TYPE_INTEL,
+            ksize,
+            kp,
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(kind, CL_MEM_TYPE_DEVICE_INTEL);
+    let mut base: *mut c_void = null_mut();
+    let bp = (&mut base as *mut *mut c_void).cast();
+    assert_eq!(
+        clGetMemAllocInfoINTEL(
+            ctx,
+            d.wrapping_add(10).cast(),
+            CL_MEM_ALLOC_BASE_PTR_INTEL,
+            8,
+            bp,
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(base, d.cast());
+    let local = [7u8; 16];
+    assert_eq!(
+        clGetMemAllocInfoINTEL(
+            ctx,
+            local.as_ptr().cast(),
+            CL_MEM_ALLOC_TYPE_INTEL,
+            ksize,
+            kp,
+            null_mut()
+        ),
+        CL_SUCCESS
+    );
+    assert_eq!(kind, CL_MEM_TYPE_UNKNOWN_INTEL);
+    assert_eq!(
+        clEnqueueMemsetINTEL(q, d.cast(), 0x5a, 256, 0, null(), null_mut()),
+        CL_SUCCESS
+    );
+    assert_eq!(
+        clEnqueueMemcpyINTEL(q, CL_TRUE, h.cast(), d.cast(), 256, 0, null(), null_mut()),
+        CL_SUCCESS
+    );
+    // SAFETY: h is a 256-byte allocation the blocking copy completed into.
+    assert!(unsafe { std::slice::from_raw_parts(h, 256) }
+        .iter()
+        .all(|b| *b == 0x5a));
+    assert_eq!(clMemFreeINTEL(ctx, d.cast()), CL_SUCCESS);
+    assert_eq!(clMemFreeINTEL(ctx, d.cast()), CL_INVALID_VALUE);
+    assert_eq!(clMemBlockingFreeINTEL(ctx, h.cast()), CL_SUCCESS);
+    assert_eq!(clReleaseCommandQueue(q), CL_SUCCESS);
+    assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
+}

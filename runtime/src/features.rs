@@ -18,6 +18,7 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_intel_subgroups", (1, 0, 0)),
     ("cl_intel_required_subgroup_size", (1, 0, 0)),
     ("cl_khr_suggested_local_work_size", (1, 0, 0)),
+    ("cl_intel_unified_shared_memory", (1, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -39,6 +40,7 @@ const HOST_API_ONLY: &[&str] = &[
     "cl_khr_icd",
     "cl_khr_il_program",
     "cl_khr_suggested_local_work_size",
+    "cl_intel_unified_shared_memory",
 ];
 
 /// The `-cl-ext=` argument for clang: every extension and feature above enabled.

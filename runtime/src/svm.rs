@@ -1,5 +1,5 @@
-//! Shared virtual memory (coarse- and fine-grained buffers): allocations that the host
-//! and kernels address with the same pointer.
+//! Shared virtual memory (coarse- and fine-grained buffers) and Intel unified shared
+//! memory: allocations that the host and kernels address with the same pointer.
 //!
 //! On a CPU device every allocation is ordinary host memory, so "sharing" needs no
 //! copies: an SVM pointer set as a kernel argument is passed through as it is, and
@@ -18,10 +18,30 @@ use crate::platform::BUFFER_ALIGN;
 /// Largest alignment clSVMAlloc accepts (a page).
 pub const MAX_ALIGNMENT: usize = 4096;
 
-/// The SVM allocations of one context, by base address.
+/// What kind of shared allocation a pointer belongs to (all are host memory here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocKind {
+    /// clSVMAlloc.
+    Svm,
+    /// cl_intel_unified_shared_memory: clHostMemAllocINTEL.
+    UsmHost,
+    /// clDeviceMemAllocINTEL.
+    UsmDevice,
+    /// clSharedMemAllocINTEL.
+    UsmShared,
+}
+
+/// One allocation: its layout and kind.
+#[derive(Clone, Copy, Debug)]
+struct Allocation {
+    layout: Layout,
+    kind: AllocKind,
+}
+
+/// The SVM and USM allocations of one context, by base address.
 #[derive(Default)]
 pub struct SvmRegistry {
-    allocations: Mutex<BTreeMap<usize, Layout>>,
+    allocations: Mutex<BTreeMap<usize, Allocation>>,
 }
 
 /// Checks `clSVMAlloc` flags: access flags plus the fine-grain bit; SVM atomics are
@@ -36,7 +56,13 @@ impl SvmRegistry {
     /// Allocates `size` zeroed bytes aligned to `alignment` (0: the buffer alignment);
     /// `None` for a bad size or alignment or when memory runs out (clSVMAlloc returns
     /// NULL in all those cases).
-    pub fn alloc(&self, size: usize, alignment: usize, max_size: u64) -> Option<*mut u8> {
+    pub fn alloc(
+        &self,
+        size: usize,
+        alignment: usize,
+        max_size: u64,
+        kind: AllocKind,
+    ) -> Option<*mut u8> {
         let align = if alignment == 0 {
             BUFFER_ALIGN
         } else {
@@ -52,14 +78,16 @@ impl SvmRegistry {
         if ptr.is_null() {
             return None;
         }
-        self.allocations.lock().insert(ptr as usize, layout);
+        self.allocations
+            .lock()
+            .insert(ptr as usize, Allocation { layout, kind });
         Some(ptr)
     }
 
     /// Frees the allocation starting at address `addr`; `false` if there is none.
     pub fn free(&self, addr: usize) -> bool {
         let ptr = addr as *mut u8;
-        let layout = self.allocations.lock().remove(&addr);
+        let layout = self.allocations.lock().remove(&addr).map(|a| a.layout);
         match layout {
             Some(layout) => {
                 // SAFETY: allocated in `alloc` with exactly this layout, removed from
@@ -73,10 +101,15 @@ impl SvmRegistry {
 
     /// The allocation containing `ptr`: its base and size.
     pub fn find(&self, ptr: *const u8) -> Option<(usize, usize)> {
+        self.find_kind(ptr).map(|(base, size, _)| (base, size))
+    }
+
+    /// The allocation containing `ptr`: base, size and kind.
+    pub fn find_kind(&self, ptr: *const u8) -> Option<(usize, usize, AllocKind)> {
         let p = ptr as usize;
         let map = self.allocations.lock();
-        let (base, layout) = map.range(..=p).next_back()?;
-        (p < base + layout.size()).then_some((*base, layout.size()))
+        let (base, a) = map.range(..=p).next_back()?;
+        (p < base + a.layout.size()).then_some((*base, a.layout.size(), a.kind))
     }
 
     /// Whether `[ptr, ptr + len)` lies inside one allocation.
@@ -91,7 +124,7 @@ impl SvmRegistry {
 
 impl Drop for SvmRegistry {
     fn drop(&mut self) {
-        for (base, layout) in std::mem::take(self.allocations.get_mut()) {
+        for (base, Allocation { layout, .. }) in std::mem::take(self.allocations.get_mut()) {
             // SAFETY: every entry is a live allocation made with this layout.
             unsafe { alloc::dealloc(base as *mut u8, layout) };
         }
@@ -105,19 +138,22 @@ mod tests {
     #[test]
     fn alloc_find_free() {
         let r = SvmRegistry::default();
-        assert!(r.alloc(0, 0, 1 << 20).is_none());
-        assert!(r.alloc(64, 3, 1 << 20).is_none());
-        assert!(r.alloc(2 << 20, 0, 1 << 20).is_none());
-        let p = r.alloc(1000, 256, 1 << 20).expect("alloc");
+        assert!(r.alloc(0, 0, 1 << 20, AllocKind::Svm).is_none());
+        assert!(r.alloc(64, 3, 1 << 20, AllocKind::Svm).is_none());
+        assert!(r.alloc(2 << 20, 0, 1 << 20, AllocKind::Svm).is_none());
+        let p = r
+            .alloc(1000, 256, 1 << 20, AllocKind::UsmShared)
+            .expect("alloc");
         assert_eq!(p as usize % 256, 0);
         assert_eq!(r.find(p.wrapping_add(999)), Some((p as usize, 1000)));
+        assert_eq!(r.find_kind(p).map(|k| k.2), Some(AllocKind::UsmShared));
         assert!(r.find(p.wrapping_add(1000)).is_none());
         assert!(r.contains(p.wrapping_add(10), 990));
         assert!(!r.contains(p.wrapping_add(10), 991));
         assert!(!r.free(p as usize + 1));
         assert!(r.free(p as usize));
         assert!(!r.free(p as usize));
-        let _leaked_to_drop = r.alloc(16, 0, 1 << 20).expect("alloc");
+        let _leaked_to_drop = r.alloc(16, 0, 1 << 20, AllocKind::Svm).expect("alloc");
     }
 
     #[test]

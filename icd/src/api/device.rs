@@ -263,6 +263,17 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
             out.value::<usize>(DEFAULT_SUB_GROUP_WIDTH as usize)
         }
+        CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL
+        | CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL
+        | CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL => {
+            out.value::<cl_device_unified_shared_memory_capabilities_intel>(
+                super::usm::USM_CAPABILITIES,
+            )
+        }
+        CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL
+        | CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL => {
+            out.value::<cl_device_unified_shared_memory_capabilities_intel>(0)
+        }
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => out.string("v0000-01-01-00"),
         _ => Err(CL_INVALID_VALUE),
     }

@@ -13,6 +13,7 @@ pub mod program;
 pub mod queue;
 pub mod svm;
 pub mod unsupported;
+pub mod usm;
 
 pub use context::*;
 pub use device::*;
@@ -25,6 +26,7 @@ pub use program::*;
 pub use queue::*;
 pub use svm::*;
 pub use unsupported::*;
+pub use usm::*;
 
 /// What every api module needs.
 pub mod prelude {

@@ -18,7 +18,7 @@ cl_entry! {
             return std::ptr::null_mut();
         }
         let max = ctx.devices.iter().map(|d| d.max_mem_alloc_size).min().unwrap_or(0);
-        ctx.svm.alloc(size, alignment as usize, max).map_or(std::ptr::null_mut(), |p| p.cast())
+        ctx.svm.alloc(size, alignment as usize, max, svm::AllocKind::Svm).map_or(std::ptr::null_mut(), |p| p.cast())
     }
 }
 
