@@ -226,7 +226,7 @@ impl Frontend {
 
     /// Splits the clang arguments into those that change language options (must
     /// match the PCH: target, optimisation level, language version, extensions, math
-    /// flags) and the rest (-D, -I, -w, -Werror).
+    /// flags) and the rest (-D, -I, -w, -Werror, -cl-kernel-arg-info, -cl-opt-disable).
     fn split_args(&self, options: &BuildOptions) -> (Vec<String>, Vec<String>) {
         let mut lang = vec![
             "-triple".to_string(),
@@ -237,8 +237,14 @@ impl Frontend {
         ];
         let mut other = Vec::new();
         for arg in &options.clang_args {
-            let per_compile =
-                arg.starts_with("-D") || arg.starts_with("-I") || arg == "-w" || arg == "-Werror";
+            // Preprocessor, diagnostics and pure code-generation options do not change
+            // how the headers parse, and clang accepts a PCH built without them.
+            let per_compile = arg.starts_with("-D")
+                || arg.starts_with("-I")
+                || matches!(
+                    arg.as_str(),
+                    "-w" | "-Werror" | "-cl-kernel-arg-info" | "-cl-opt-disable"
+                );
             if per_compile {
                 other.push(arg.clone());
             } else {
