@@ -210,8 +210,11 @@ impl NdJob {
         let mut size = if recruiter.is_some() { 1 } else { usize::MAX };
         while let Some(chunk) = self.progress.claim_at_most(size) {
             if !self.aborted.load(Ordering::Relaxed) {
-                let (args, local, scratch) = *prepared.get_or_insert_with(|| self.prepare(memory));
+                // Everything that may panic is inside: a claimed chunk is always
+                // completed, so the caller never returns while groups could still run.
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                    let (args, local, scratch) =
+                        *prepared.get_or_insert_with(|| self.prepare(memory));
                     for index in chunk.clone() {
                         self.run_group(index, args, local, scratch);
                     }
