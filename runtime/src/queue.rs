@@ -1,7 +1,9 @@
 //! Command queues and commands.
 //!
 //! A command is a value ([`Command`]) paired with its event. An in-order queue chains
-//! each command after the previous one; a command also waits for its wait list. No
+//! each command after the previous one; an out-of-order queue only after its latest
+//! barrier (markers and barriers without a wait list wait for every outstanding
+//! command); every command also waits for its wait list. No
 //! thread blocks on a dependency: every dependency gets a completion hook that counts
 //! down, and the last one hands the command to the shared pool ([`exec::spawn`]) — or,
 //! for a blocking call whose dependencies are already done, runs it on the caller's
