@@ -158,3 +158,39 @@ kernel void k(global int* out, global const int* in) {
         assert_eq!(out[i], r, "out[{i}] (in {})", inp[i]);
     }
 }
+
+#[test]
+fn values_leaving_divergent_loops() {
+    // Lanes leave the loop in different iterations; values defined in the loop and
+    // used after it must be each lane's own last value.
+    let src = r#"
+kernel void k(global int* out, global const int* in) {
+  int i = get_global_id(0);
+  int x = 0, j, y = 0;
+  for (j = 0; j < 100; j++) {
+    x = in[i * 7 + j] * 3 + j;
+    y = j * 5 + 1;
+    if (x > 200) break;
+  }
+  out[i] = x + j * 1000 + y * 100000;
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "k");
+    let n = 64;
+    let mut inp: Vec<i32> = (0..(n * 7 + 100) as i32).map(|v| (v * 37) % 90).collect();
+    let mut out = vec![0i32; n];
+    run(k, &[n], &[16], &[buf(&mut out), buf(&mut inp)]);
+    for i in 0..n {
+        let (mut x, mut j, mut y) = (0, 0, 0);
+        while j < 100 {
+            x = inp[i * 7 + j as usize] * 3 + j;
+            y = j * 5 + 1;
+            if x > 200 {
+                break;
+            }
+            j += 1;
+        }
+        assert_eq!(out[i], x + j * 1000 + y * 100000, "out[{i}]");
+    }
+}

@@ -125,6 +125,21 @@ impl Uses {
         }
     }
 
+    /// Where `id` is defined: (block index, instruction index).
+    pub fn def_of(&self, id: Id) -> Option<(usize, usize)> {
+        self.defs.get(&id).copied()
+    }
+
+    /// Every use of `id` ([`AT_END`] for terminators and phi operands).
+    pub fn uses_of(&self, id: Id) -> &[(usize, usize)] {
+        self.uses.get(&id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Instruction results defined in the function.
+    pub fn defined_ids(&self) -> impl Iterator<Item = Id> + '_ {
+        self.defs.keys().copied()
+    }
+
     /// Whether `id` is an instruction result defined before instruction `k` of block
     /// `bi` in the linear order (parameters and constants are not).
     pub fn defined_before(&self, id: Id, bi: usize, k: usize) -> bool {

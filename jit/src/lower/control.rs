@@ -36,6 +36,10 @@ pub(crate) struct BodyState {
     pub phis: std::collections::HashMap<Id, Vec<PhiAcc>>,
     /// Position of each block in the linear order.
     pub pos: Vec<usize>,
+    /// Values defined in a loop that lanes leave in different iterations and used
+    /// after it: id -> (loop, one accumulator per leaf chunk, element types). Loop
+    /// exits write each leaving lane's value; uses outside the loop read it.
+    pub liveout: std::collections::HashMap<Id, (usize, Vec<Vec<Variable>>, std::rc::Rc<Vec<Elem>>)>,
 }
 
 impl Tr<'_, '_> {
@@ -56,6 +60,7 @@ impl Tr<'_, '_> {
             masks: Vec::with_capacity(n),
             phis: Default::default(),
             pos: vec![usize::MAX; n],
+            liveout: Default::default(),
         };
         for (i, &b) in order.iter().enumerate() {
             st.blocks[b] = Some(self.b.create_block());
@@ -104,6 +109,7 @@ impl Tr<'_, '_> {
         }
         let phis = st.phis.clone();
         self.init_phi_accumulators(&phis);
+        st.liveout = self.liveout_accumulators()?;
         // Loops ending at each position, innermost first.
         let mut loop_ends: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
         let mut loops: Vec<usize> = (0..self.cfg.loops.len()).collect();
@@ -202,6 +208,54 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
+    /// Live-out accumulators of loops (masked bodies): for each non-phi value defined in
+    /// loop L (its innermost) and used outside L, a zero-initialised varying copy.
+    fn liveout_accumulators(
+        &mut self,
+    ) -> Result<
+        std::collections::HashMap<Id, (usize, Vec<Vec<Variable>>, std::rc::Rc<Vec<Elem>>)>,
+        CompileError,
+    > {
+        let mut out = std::collections::HashMap::new();
+        let ids: Vec<Id> = self.regions.uses.defined_ids().collect();
+        for id in ids {
+            let Some((db, _)) = self.regions.uses.def_of(id) else {
+                continue;
+            };
+            let Some(l) = self.cfg.loop_of[db] else {
+                continue;
+            };
+            // Any use in a block outside the loop (phi operands on exit edges read
+            // the accumulator too: they are copied at the end of a block outside).
+            let outside = self
+                .regions
+                .uses
+                .uses_of(id)
+                .iter()
+                .any(|&(ub, _)| !self.cfg.loops[l].blocks[ub]);
+            if !outside {
+                continue;
+            }
+            let ty = self.type_of(id)?;
+            let elems = self.elems(ty)?;
+            let mut accs = Vec::new();
+            for e in elems.iter() {
+                let (cty, _) = e.chunk();
+                let z = self.zero_scalar(cty);
+                let vars: Vec<Variable> = (0..self.nchunks(*e))
+                    .map(|_| {
+                        let v = self.b.declare_var(cty);
+                        self.b.def_var(v, z);
+                        v
+                    })
+                    .collect();
+                accs.push(vars);
+            }
+            out.insert(id, (l, accs, elems));
+        }
+        Ok(out)
+    }
+
     /// Gives every phi accumulator a (zero) value at the start of the body, so that no
     /// value flows around the sub-group loop through them.
     fn init_phi_accumulators(&mut self, phis: &std::collections::HashMap<Id, Vec<PhiAcc>>) {
@@ -291,6 +345,7 @@ impl Tr<'_, '_> {
             masks: Vec::new(),
             phis,
             pos: vec![usize::MAX; n],
+            liveout: Default::default(),
         });
         let copies: Vec<Option<bool>> = if self.allow_dup {
             vec![Some(true), Some(false)]
@@ -519,6 +574,7 @@ impl Tr<'_, '_> {
 
     /// Lowers the instructions of block `bi` (phis read their accumulators).
     fn lower_block_insts(&mut self, bi: usize) -> Result<(), CompileError> {
+        self.cur_block = Some(bi);
         let f = self.f;
         let blk = &f.blocks[bi];
         for (k, inst) in blk.insts.iter().enumerate() {
@@ -637,6 +693,27 @@ impl Tr<'_, '_> {
             let old = self.b.use_var(*v);
             let new = self.b.ins().bor(old, em[c]);
             self.b.def_var(*v, new);
+        }
+        // Lanes leaving loops keep their own values of the loop's live-outs.
+        let leaving: Vec<(Id, Vec<Vec<Variable>>)> = self
+            .state()
+            .liveout
+            .iter()
+            .filter(|(_, (l, _, _))| {
+                self.cfg.loops[*l].blocks[from] && !self.cfg.loops[*l].blocks[ti]
+            })
+            .map(|(id, (_, accs, _))| (*id, accs.clone()))
+            .collect();
+        for (id, accs) in leaving {
+            let v = self.get_direct(id)?;
+            for ((lv, e), vars) in v.leaves.iter().zip(v.elems.iter()).zip(&accs) {
+                let olds: Vec<Value> = vars.iter().map(|x| self.b.use_var(*x)).collect();
+                if let Lv::V(ch) = self.select_vec(*e, em, lv, &Lv::V(olds)) {
+                    for (var, c) in vars.iter().zip(ch) {
+                        self.b.def_var(*var, c);
+                    }
+                }
+            }
         }
         let from_label = self.f.blocks[from].label;
         let f = self.f;
@@ -796,6 +873,12 @@ impl Tr<'_, '_> {
             for (b, m) in st.masks.iter().enumerate() {
                 if pending(b) {
                     masks.extend(m.iter().copied());
+                }
+            }
+            for (_, accs, elems) in st.liveout.values() {
+                for (vars, e) in accs.iter().zip(elems.iter()) {
+                    let t = e.chunk().0;
+                    phis.extend(vars.iter().map(|v| (*v, t)));
                 }
             }
             for (b, blk) in self.f.blocks.iter().enumerate() {

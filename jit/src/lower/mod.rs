@@ -147,6 +147,8 @@ pub(crate) struct Tr<'a, 'b> {
     pub shape_conflict: bool,
     /// `CRANECL_DEBUG_SHAPES`: print the lane shape of every defined value.
     debug_shapes: bool,
+    /// The SPIR-V block being lowered (by index).
+    pub cur_block: Option<usize>,
 }
 
 /// What lowering one kernel produces.
@@ -241,6 +243,7 @@ pub(crate) fn lower_kernel(
             },
             affine_phis: allow_dup,
             shape_conflict: false,
+            cur_block: None,
             debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
         };
         tr.layout_private()?;
@@ -419,8 +422,27 @@ impl<'a, 'b> Tr<'a, 'b> {
         true
     }
 
-    /// The value of `id` (constant, or defined earlier).
+    /// The value of `id` as seen from the block being lowered: outside the loop that
+    /// defines it (when lanes leave that loop at different times) each lane's own
+    /// value from the iteration it left in.
     pub fn get(&mut self, id: Id) -> Result<Val, CompileError> {
+        if let (Some(cb), Some(st)) = (self.cur_block, self.body_state.as_ref()) {
+            if let Some((l, accs, elems)) = st.liveout.get(&id) {
+                if !self.cfg.loops[*l].blocks[cb] {
+                    let (accs, elems) = (accs.clone(), elems.clone());
+                    let leaves = accs
+                        .iter()
+                        .map(|vars| Lv::V(vars.iter().map(|v| self.b.use_var(*v)).collect()))
+                        .collect();
+                    return Ok(Val { leaves, elems });
+                }
+            }
+        }
+        self.get_direct(id)
+    }
+
+    /// The value of `id` (constant, or defined earlier) where it was defined.
+    pub fn get_direct(&mut self, id: Id) -> Result<Val, CompileError> {
         if let Some(slots) = self.vals.get(&id).cloned() {
             let ty = self.type_of(id)?;
             let elems = self.elems(ty)?;
