@@ -39,8 +39,11 @@ pub(crate) struct BodyState {
     /// Values defined in a loop that lanes leave in different iterations and used
     /// after it: id -> (loop, one accumulator per leaf chunk, element types). Loop
     /// exits write each leaving lane's value; uses outside the loop read it.
-    pub liveout: std::collections::HashMap<Id, (usize, Vec<Vec<Variable>>, std::rc::Rc<Vec<Elem>>)>,
+    pub liveout: std::collections::HashMap<Id, LiveOut>,
 }
+
+/// A loop live-out accumulator: (loop, per-leaf chunk variables, leaf element types).
+pub(crate) type LiveOut = (usize, Vec<Vec<Variable>>, std::rc::Rc<Vec<Elem>>);
 
 impl Tr<'_, '_> {
     /// Emits the kernel body for the current sub-group, continuing at `exit` when all
@@ -212,10 +215,7 @@ impl Tr<'_, '_> {
     /// loop L (its innermost) and used outside L, a zero-initialised varying copy.
     fn liveout_accumulators(
         &mut self,
-    ) -> Result<
-        std::collections::HashMap<Id, (usize, Vec<Vec<Variable>>, std::rc::Rc<Vec<Elem>>)>,
-        CompileError,
-    > {
+    ) -> Result<std::collections::HashMap<Id, LiveOut>, CompileError> {
         let mut out = std::collections::HashMap::new();
         let ids: Vec<Id> = self.regions.uses.defined_ids().collect();
         for id in ids {
