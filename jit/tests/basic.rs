@@ -194,3 +194,42 @@ kernel void k(global int* out, global const int* in) {
         assert_eq!(out[i], x + j * 1000 + y * 100000, "out[{i}]");
     }
 }
+
+#[test]
+fn grid_stride_loops_with_divergent_exits() {
+    // The loop index is affine in the lane (one back edge): contiguous loads while
+    // lanes leave at different iterations; the index is also used after the loop.
+    let src = r#"
+kernel void k(global const float* in, global float* out, global uint* last, uint n) {
+  uint gsz = get_global_size(0);
+  float s = 0.0f;
+  uint i;
+  for (i = get_global_id(0); i < n; i += gsz) s += in[i];
+  out[get_global_id(0)] = s;
+  last[get_global_id(0)] = i;
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "k");
+    for (n, g, l) in [(1000u32, 64usize, 16usize), (1003, 96, 32), (37, 64, 64)] {
+        let mut inp: Vec<f32> = (0..n).map(|x| (x % 13) as f32).collect();
+        let mut out = vec![0f32; g];
+        let mut last = vec![0u32; g];
+        run(
+            k,
+            &[g],
+            &[l],
+            &[buf(&mut inp), buf(&mut out), buf(&mut last), val(n)],
+        );
+        for t in 0..g {
+            let mut s = 0f32;
+            let mut i = t as u32;
+            while i < n {
+                s += inp[i as usize];
+                i += g as u32;
+            }
+            assert_eq!(out[t], s, "n={n} g={g} sum[{t}]");
+            assert_eq!(last[t], i, "n={n} g={g} last[{t}]");
+        }
+    }
+}

@@ -8,8 +8,10 @@
 //! sub-group local id have stride 1; private variables the size of their type; add,
 //! sub, negate, multiply or shift by a constant, width changes, casts and access
 //! chains preserve affinity; a phi is affine if all incoming values have the same
-//! stride. Only meaningful for functions without divergent branches (phis elsewhere
-//! may mix lanes from different edges).
+//! stride. Which phis may be affine is the caller's choice: in bodies with divergent
+//! branches only loop-header phis with one entry and one back edge (all lanes taking
+//! that edge are in the same iteration); elsewhere a phi may mix lanes from
+//! different edges.
 
 use std::collections::HashMap;
 
@@ -39,6 +41,7 @@ pub fn shapes(
     f: &FlatFunction,
     uni: &Uniformity,
     types: &HashMap<Id, Id>,
+    phis_allowed: &std::collections::HashSet<Id>,
 ) -> HashMap<Id, Shape> {
     let mut sh: HashMap<Id, Shape> = HashMap::new();
     // Loads of built-in vectors: per-component shapes, by result id.
@@ -175,6 +178,7 @@ pub fn shapes(
                             .map(|l| l.size.next_multiple_of(l.align.max(1)) as i64);
                         Some(size.map_or(Shape::Varying, Shape::Affine))
                     }
+                    Op::Phi(_) if !phis_allowed.contains(&r) => Some(Shape::Varying),
                     Op::Phi(inc) => {
                         let mut acc: Option<Shape> = None;
                         for (v, _) in inc {

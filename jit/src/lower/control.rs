@@ -89,23 +89,7 @@ impl Tr<'_, '_> {
             for inst in &blk.insts {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
-                    let varying = self.uni.is_varying(r);
-                    let accs = elems
-                        .iter()
-                        .map(|e| {
-                            if varying {
-                                let (cty, _) = e.chunk();
-                                PhiAcc::V(
-                                    (0..self.nchunks(*e))
-                                        .map(|_| self.b.declare_var(cty))
-                                        .collect(),
-                                    cty,
-                                )
-                            } else {
-                                PhiAcc::U(self.b.declare_var(e.scalar()), e.scalar())
-                            }
-                        })
-                        .collect();
+                    let accs = self.new_phi_acc(r, &elems);
                     st.phis.insert(r, accs);
                 }
             }
@@ -277,6 +261,39 @@ impl Tr<'_, '_> {
         }
     }
 
+    /// Declares the accumulator of phi `r`: affine (contiguous layout, when the
+    /// analysis allows), varying or uniform.
+    fn new_phi_acc(&mut self, r: Id, elems: &[Elem]) -> Vec<PhiAcc> {
+        let varying = self.uni.is_varying(r);
+        let contiguous = self.sgenv.as_ref().is_some_and(|s| s.row.is_some());
+        let affine = match self.shapes.get(&r) {
+            Some(crate::analysis::affine::Shape::Affine(s))
+                if contiguous && self.affine_phis && elems.len() == 1 && elems[0].is_int() =>
+            {
+                Some(*s)
+            }
+            _ => None,
+        };
+        elems
+            .iter()
+            .map(|e| {
+                if let Some(s) = affine {
+                    PhiAcc::A(self.b.declare_var(e.scalar()), s, e.scalar())
+                } else if varying {
+                    let (cty, _) = e.chunk();
+                    PhiAcc::V(
+                        (0..self.nchunks(*e))
+                            .map(|_| self.b.declare_var(cty))
+                            .collect(),
+                        cty,
+                    )
+                } else {
+                    PhiAcc::U(self.b.declare_var(e.scalar()), e.scalar())
+                }
+            })
+            .collect()
+    }
+
     /// Declares the phi accumulators of the function.
     fn phi_accumulators(
         &mut self,
@@ -286,37 +303,7 @@ impl Tr<'_, '_> {
             for inst in &blk.insts {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
-                    let varying = self.uni.is_varying(r);
-                    let contiguous = self.sgenv.as_ref().is_some_and(|s| s.row.is_some());
-                    let affine = match self.shapes.get(&r) {
-                        Some(crate::analysis::affine::Shape::Affine(s))
-                            if contiguous
-                                && self.affine_phis
-                                && elems.len() == 1
-                                && elems[0].is_int() =>
-                        {
-                            Some(*s)
-                        }
-                        _ => None,
-                    };
-                    let accs = elems
-                        .iter()
-                        .map(|e| {
-                            if let Some(s) = affine {
-                                PhiAcc::A(self.b.declare_var(e.scalar()), s, e.scalar())
-                            } else if varying {
-                                let (cty, _) = e.chunk();
-                                PhiAcc::V(
-                                    (0..self.nchunks(*e))
-                                        .map(|_| self.b.declare_var(cty))
-                                        .collect(),
-                                    cty,
-                                )
-                            } else {
-                                PhiAcc::U(self.b.declare_var(e.scalar()), e.scalar())
-                            }
-                        })
-                        .collect();
+                    let accs = self.new_phi_acc(r, &elems);
                     phis.insert(r, accs);
                 }
             }
@@ -758,8 +745,24 @@ impl Tr<'_, '_> {
                                 }
                             }
                         }
-                        // Affine phis exist only in uniform bodies.
-                        PhiAcc::A(..) => self.shape_conflict = true,
+                        // Affine header phi: every lane taking this (only) back edge or
+                        // entry is in the same iteration, so the base is shared.
+                        PhiAcc::A(var, s, _) => match lv {
+                            Lv::A(x, t) if t == s => {
+                                let a = match any {
+                                    Some(a) => a,
+                                    None => {
+                                        let a = self.mask_any(em);
+                                        any = Some(a);
+                                        a
+                                    }
+                                };
+                                let old = self.b.use_var(*var);
+                                let new = self.b.ins().select(a, *x, old);
+                                self.b.def_var(*var, new);
+                            }
+                            _ => self.shape_conflict = true,
+                        },
                     }
                 }
             }

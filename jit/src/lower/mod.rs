@@ -237,7 +237,13 @@ pub(crate) fn lower_kernel(
             arg_offsets: arg_offsets.to_vec(),
             reqd_local,
             shapes: if allow_dup {
-                crate::analysis::affine::shapes(m, f, uni, &value_types_for_shapes)
+                crate::analysis::affine::shapes(
+                    m,
+                    f,
+                    uni,
+                    &value_types_for_shapes,
+                    &affine_phi_candidates(f, cfg, uni),
+                )
             } else {
                 HashMap::new()
             },
@@ -266,6 +272,35 @@ pub(crate) fn lower_kernel(
         scratch_per_sg,
         has_barriers,
     })
+}
+
+/// Phis that may hold affine values: all of them in bodies without divergent
+/// branches; otherwise only loop-header phis of loops with one entry and one back
+/// edge.
+fn affine_phi_candidates(
+    f: &FlatFunction,
+    cfg: &Cfg,
+    uni: &Uniformity,
+) -> std::collections::HashSet<Id> {
+    let mut out = std::collections::HashSet::new();
+    let divergent = uni.any_divergence();
+    for (bi, b) in f.blocks.iter().enumerate() {
+        let ok = !divergent
+            || cfg.loops.iter().any(|l| {
+                l.header == bi
+                    && cfg.preds[bi].len() == 2
+                    && cfg.preds[bi].iter().filter(|p| l.blocks[**p]).count() == 1
+            });
+        if !ok {
+            continue;
+        }
+        for i in &b.insts {
+            if let (crate::spirv::Op::Phi(_), Some(r)) = (&i.op, i.result) {
+                out.insert(r);
+            }
+        }
+    }
+    out
 }
 
 impl<'a, 'b> Tr<'a, 'b> {
