@@ -61,6 +61,24 @@ cl_entry! {
                 }
                 Ok(())
             }
+            // cl_intel_unified_shared_memory: every allocation is host memory the kernel
+            // may reach, so indirect access needs no bookkeeping either.
+            CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL => {
+                if !param_value_size.is_multiple_of(std::mem::size_of::<*const c_void>())
+                    || (param_value_size > 0 && param_value.is_null())
+                {
+                    return Err(CL_INVALID_VALUE);
+                }
+                Ok(())
+            }
+            CL_KERNEL_EXEC_INFO_INDIRECT_HOST_ACCESS_INTEL
+            | CL_KERNEL_EXEC_INFO_INDIRECT_DEVICE_ACCESS_INTEL
+            | CL_KERNEL_EXEC_INFO_INDIRECT_SHARED_ACCESS_INTEL => {
+                if param_value_size != std::mem::size_of::<cl_bool>() || param_value.is_null() {
+                    return Err(CL_INVALID_VALUE);
+                }
+                Ok(())
+            }
             CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
                 if param_value_size != std::mem::size_of::<cl_bool>() || param_value.is_null() {
                     return Err(CL_INVALID_VALUE);
