@@ -42,6 +42,7 @@ impl Tr<'_, '_> {
         &mut self,
         opcode: u32,
         args: &[Id],
+        lits: &[u32],
         rty: Option<Id>,
     ) -> Result<Option<Val>, CompileError> {
         let op = C::from_u32(opcode).ok_or_else(|| {
@@ -132,13 +133,8 @@ impl Tr<'_, '_> {
                     op,
                     C::vstore_half_r | C::vstore_halfn_r | C::vstorea_halfn_r
                 ) {
-                    match args.get(3).and_then(|m| self.m.constants.get(m)) {
-                        Some(crate::spirv::Constant {
-                            value: crate::spirv::ConstValue::Scalar(v),
-                            ..
-                        }) => *v as u32,
-                        _ => 0,
-                    }
+                    // The literal FPRoundingMode operand.
+                    lits.first().copied().unwrap_or(0)
                 } else {
                     0
                 };

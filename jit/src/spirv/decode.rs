@@ -886,9 +886,28 @@ impl Decoder {
                                 "unknown OpenCL.std extended instruction {opcode}"
                             )));
                         }
+                        // vloadn (171) ends with the literal n; vstore_half_r (176),
+                        // vstore_halfn_r (178), vstorea_halfn_r (181) with a rounding mode.
+                        let n_lits = usize::from(matches!(opcode, 171 | 176 | 178 | 181));
+                        let total = inst.operands.len();
+                        let split = total.saturating_sub(n_lits).max(2);
+                        let lits = inst.operands[split..]
+                            .iter()
+                            .map(|o| match o {
+                                Operand::IdRef(v)
+                                | Operand::LiteralBit32(v)
+                                | Operand::LiteralExtInstInteger(v) => Ok(*v),
+                                other => {
+                                    Err(malformed(format!("OpenCL.std literal operand {other:?}")))
+                                }
+                            })
+                            .collect::<Result<Vec<u32>, _>>()?;
                         Op::ExtInst {
                             opcode,
-                            args: ids_from(inst, 2)?,
+                            args: (2..split)
+                                .map(|i| id_at(inst, i))
+                                .collect::<Result<_, _>>()?,
+                            lits,
                         }
                     }
                     Some(s) if s.starts_with("NonSemantic.") => Op::Nop,

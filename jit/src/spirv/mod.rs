@@ -357,6 +357,8 @@ pub enum Op {
     ExtInst {
         opcode: u32,
         args: Vec<Id>,
+        /// Trailing literal operands (vloadn's n, vstore_half_r's rounding mode).
+        lits: Vec<u32>,
     },
     Call {
         function: Id,
