@@ -20,8 +20,9 @@ pub const ICD_SUFFIX: &str = "cranecl";
 pub const PLATFORM_VERSION: &str = "OpenCL 3.0 cranecl";
 /// `CL_DEVICE_VERSION`.
 pub const DEVICE_VERSION: &str = "OpenCL 3.0 cranecl";
-/// `CL_DRIVER_VERSION`.
-pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// `CL_DRIVER_VERSION`: the crate version plus the git commit it was built from, so
+/// binary caches keyed by it (pyopencl's) are invalidated by every driver change.
+pub const DRIVER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("CRANECL_BUILD_ID"));
 /// `CL_DEVICE_OPENCL_C_VERSION`.
 pub const OPENCL_C_VERSION: &str = "OpenCL C 1.2 cranecl";
 /// `CL_*_PROFILE`.
