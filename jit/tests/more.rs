@@ -33,7 +33,7 @@ kernel void up(global const int* in, global int* out) {
   out[i] = intel_sub_group_shuffle_up(in[i] + 1000, in[i], 3u);
 }
 "#;
-    for w in [4u32, 8, 16] {
+    for w in [4u32, 8, 16, 32] {
         let p = build_w(src, w);
         let k = kernel(&p, "stencil");
         let n = 256;

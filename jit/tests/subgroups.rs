@@ -27,7 +27,7 @@ kernel void sg(global const float* a, global float* red, global float* shuf, glo
 
 #[test]
 fn sub_group_ops() {
-    for w in [4usize, 8, 16] {
+    for w in [4usize, 8, 16, 32] {
         let p = build(&sg_src(w as u32));
         let k = kernel(&p, "sg");
         assert_eq!(k.info.sub_group_width as usize, w);
