@@ -140,8 +140,20 @@ impl Tr<'_, '_> {
                     if vl.is_uniform() {
                         vl
                     } else {
-                        let lane = Lv::A(self.b.ins().iconst(types::I64, 0), 1);
                         let x = self.int_resize(&id.leaves[0], id.elems[0], Elem::I64, false);
+                        let k = match &x {
+                            Lv::U(v) => self.const_of(*v),
+                            _ => None,
+                        };
+                        let w = self.w as usize;
+                        let ch = self.chunks_of(ve, &vl);
+                        let fast =
+                            k.and_then(|k| self.static_permute(ve, &ch, |l| (l ^ k as usize) % w));
+                        if let Some(r) = fast {
+                            leaves.push(r);
+                            continue;
+                        }
+                        let lane = Lv::A(self.b.ins().iconst(types::I64, 0), 1);
                         let idx = self.vec_op2(
                             Elem::I64,
                             &lane,
@@ -298,8 +310,66 @@ impl Tr<'_, '_> {
         }
     }
 
+    /// A compile-time permutation of 32-bit lanes: result lane `l` is lane `map(l)` of
+    /// the concatenated `chunks`, built with one byte shuffle per result chunk.
+    fn static_permute(
+        &mut self,
+        e: Elem,
+        chunks: &[Value],
+        map: impl Fn(usize) -> usize,
+    ) -> Option<Lv> {
+        if !matches!(e, Elem::I32 | Elem::F32 | Elem::Bool) || self.w < 4 {
+            return None;
+        }
+        let (ty, _) = e.chunk();
+        let mut out = Vec::new();
+        for c in 0..self.nchunks(e) {
+            let src: Vec<usize> = (0..4).map(|j| map(c * 4 + j)).collect();
+            let mut pair: Vec<usize> = Vec::new();
+            for s in &src {
+                let ch = s / 4;
+                if ch >= chunks.len() {
+                    return None;
+                }
+                if !pair.contains(&ch) {
+                    pair.push(ch);
+                }
+            }
+            if pair.len() > 2 {
+                return None;
+            }
+            let a = chunks[pair[0]];
+            let b = chunks[*pair.get(1).unwrap_or(&pair[0])];
+            let mut mask = [0u8; 16];
+            for (j, s) in src.iter().enumerate() {
+                let which = if s / 4 == pair[0] { 0 } else { 16 };
+                for k in 0..4 {
+                    mask[4 * j + k] = (which + 4 * (s % 4) + k) as u8;
+                }
+            }
+            let fl = super::value::little();
+            let (ab, bb) = (
+                self.b.ins().bitcast(types::I8X16, fl, a),
+                self.b.ins().bitcast(types::I8X16, fl, b),
+            );
+            let imm = self.b.func.dfg.immediates.push(mask.to_vec().into());
+            let r = self.b.ins().shuffle(ab, bb, imm);
+            out.push(self.b.ins().bitcast(ty, fl, r));
+        }
+        Some(Lv::V(out))
+    }
+
     /// Lane `l` of the result reads lane `idx_l mod W` of `v`.
     pub fn shuffle_lanes(&mut self, e: Elem, v: &Lv, idx: &Lv) -> Lv {
+        if let Lv::A(b, 1) = idx {
+            if let Some(k) = self.const_of(*b) {
+                let w = self.w as usize;
+                let ch = self.chunks_of(e, v);
+                if let Some(r) = self.static_permute(e, &ch, |l| (l + k as usize) % w) {
+                    return r;
+                }
+            }
+        }
         if let Lv::A(b, s) = idx {
             // Static permutation when the index is lane ^ c or lane + c with c constant? keep generic.
             let _ = (b, s);
@@ -318,6 +388,15 @@ impl Tr<'_, '_> {
     fn shuffle2_lanes(&mut self, e: Elem, a: &Lv, b: &Lv, idx: &Lv) -> Lv {
         let ca = self.chunks_of(e, a);
         let cb = self.chunks_of(e, b);
+        if let Lv::A(base, 1) = idx {
+            if let Some(k) = self.const_of(*base) {
+                let w2 = 2 * self.w as usize;
+                let all: Vec<Value> = ca.iter().chain(cb.iter()).copied().collect();
+                if let Some(r) = self.static_permute(e, &all, |l| (l + k as usize) % w2) {
+                    return r;
+                }
+            }
+        }
         let n = ca.len() + cb.len();
         let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,

@@ -366,14 +366,48 @@ impl Tr<'_, '_> {
         }
     }
 
-    fn const_of(&self, v: Value) -> Option<i64> {
+    /// The constant an integer value was made from, if it is an `iconst`.
+    pub(crate) fn const_of(&self, v: Value) -> Option<i64> {
         let dfg = &self.b.func.dfg;
         let inst = dfg.value_def(v).inst()?;
+        let ty = dfg.value_type(v);
+        let bits = ty.bits();
+        let wrap = |x: i64| -> i64 {
+            if bits >= 64 {
+                x
+            } else {
+                (x << (64 - bits)) >> (64 - bits)
+            }
+        };
         match dfg.insts[inst] {
             ir::InstructionData::UnaryImm {
                 opcode: ir::Opcode::Iconst,
                 imm,
-            } => Some(imm.bits()),
+            } => Some(wrap(imm.bits())),
+            ir::InstructionData::Unary {
+                opcode: ir::Opcode::Uextend,
+                arg,
+            } => {
+                let ab = dfg.value_type(arg).bits();
+                self.const_of(arg).map(|x| {
+                    if ab >= 64 {
+                        x
+                    } else {
+                        ((x as u64) & ((1u64 << ab) - 1)) as i64
+                    }
+                })
+            }
+            ir::InstructionData::Unary {
+                opcode: ir::Opcode::Sextend | ir::Opcode::Ireduce,
+                arg,
+            } => self.const_of(arg).map(wrap),
+            ir::InstructionData::Binary {
+                opcode: ir::Opcode::Iadd,
+                args,
+            } => Some(wrap(
+                self.const_of(args[0])?
+                    .wrapping_add(self.const_of(args[1])?),
+            )),
             _ => None,
         }
     }
