@@ -81,6 +81,7 @@ clinfo-check:
 # Memory check of a whole application run (needs valgrind; not part of `make test`).
 # Only definite leaks fail: the driver keeps its worker pool and JIT for the process.
 leak-check: icd hello
+	@command -v valgrind >/dev/null || { echo "leak-check needs valgrind: apt-get install valgrind" >&2; exit 1; }
 	$(DRIVER_ENV) valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 $(HELLO)
 
 fmt-check:
