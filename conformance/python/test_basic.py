@@ -143,3 +143,16 @@ def test_sub_groups_at_required_width(ctx, device, queue, width, from_spirv):
     assert (out[:, 0] == width).all()
     np.testing.assert_array_equal(out[:, 1], np.repeat(groups.sum(axis=1), width))
     np.testing.assert_array_equal(out[:, 2], data[np.arange(n) ^ 1])
+
+
+def test_thousands_of_small_launches(ctx, queue):
+    # pyopencl workloads launch many tiny kernels; all must run, in order.
+    program = cl.Program(ctx, "kernel void inc(global int* a, int s) { a[get_global_id(0)] += s; }").build()
+    knl = cl.Kernel(program, "inc")
+    a = np.zeros(32, dtype=np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+    for s in range(2000):
+        knl.set_args(buf, np.int32(s % 7))
+        cl.enqueue_nd_range_kernel(queue, knl, (32,), None)
+    cl.enqueue_copy(queue, a, buf)
+    assert (a == sum(s % 7 for s in range(2000))).all()
