@@ -250,3 +250,48 @@ kernel void k(global int* data, local int* tmp, int rounds) {
         }
     }
 }
+
+#[test]
+fn async_work_group_copies() {
+    let src = r#"
+kernel void k(global const float* in, global float* out, local float* tmp, global float* back) {
+  size_t g = get_group_id(0), n = get_local_size(0);
+  event_t e = async_work_group_copy(tmp, in + g * n, n, 0);
+  wait_group_events(1, &e);
+  out[get_global_id(0)] = tmp[n - 1 - get_local_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  tmp[get_local_id(0)] *= 2.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  e = async_work_group_strided_copy(back + g, tmp, n, get_num_groups(0), 0);
+  wait_group_events(1, &e);
+}
+"#;
+    let p = build(src);
+    let k = kernel(&p, "k");
+    let (groups, local) = (4usize, 24usize);
+    let n = groups * local;
+    let mut inp: Vec<f32> = (0..n).map(|x| x as f32).collect();
+    let mut out = vec![0f32; n];
+    let mut back = vec![0f32; n];
+    run(
+        k,
+        &[n],
+        &[local],
+        &[
+            buf(&mut inp),
+            buf(&mut out),
+            Arg::Local(local * 4),
+            buf(&mut back),
+        ],
+    );
+    for g in 0..groups {
+        for l in 0..local {
+            assert_eq!(out[g * local + l], inp[g * local + local - 1 - l]);
+            assert_eq!(
+                back[g + l * groups],
+                inp[g * local + l] * 2.0,
+                "strided copy g={g} l={l}"
+            );
+        }
+    }
+}

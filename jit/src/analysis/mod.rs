@@ -137,6 +137,17 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
                 f(a);
             }
         }
+        Op::AsyncCopy {
+            dst,
+            src,
+            num,
+            stride,
+        } => {
+            f(dst);
+            f(src);
+            f(num);
+            f(stride);
+        }
         Op::MemoryBarrier | Op::Nop => {}
     }
 }

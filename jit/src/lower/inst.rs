@@ -190,6 +190,12 @@ impl Tr<'_, '_> {
                 self.control_barrier(bi, k, *exec_scope)?;
                 None
             }
+            Op::AsyncCopy {
+                dst,
+                src,
+                num,
+                stride,
+            } => Some(self.async_copy(*dst, *src, *num, *stride, need(rty)?)?),
             Op::MemoryBarrier => {
                 self.b.ins().fence();
                 None

@@ -867,4 +867,98 @@ impl Tr<'_, '_> {
         let r = self.b.block_params(done)[0];
         Ok(self.b.ins().bitcast(st, super::value::little(), r))
     }
+
+    /// `async_work_group_(strided_)copy`: done synchronously, once per work-group (by
+    /// sub-group 0, which runs before any other sub-group reaches this point).
+    pub fn async_copy(
+        &mut self,
+        dst: Id,
+        src: Id,
+        num: Id,
+        stride: Id,
+        rty: Id,
+    ) -> Result<Val, CompileError> {
+        let dty = self.type_of(dst)?;
+        let (dst_storage, pointee) = self.m.pointee(dty)?;
+        let l = self.m.layout(pointee)?;
+        let size = l.size as i64;
+        let d = self.get(dst)?;
+        let s = self.get(src)?;
+        let n = self.get(num)?;
+        let st = self.get(stride)?;
+        let (Lv::U(d), Lv::U(s), Lv::U(n), Lv::U(st)) =
+            (&d.leaves[0], &s.leaves[0], &n.leaves[0], &st.leaves[0])
+        else {
+            return Err(CompileError::unsupported(
+                "async_work_group_copy with work-item dependent arguments",
+            ));
+        };
+        let (d, s) = (*d, *s);
+        let n = if self.b.func.dfg.value_type(*n) == types::I64 {
+            *n
+        } else {
+            self.b.ins().uextend(types::I64, *n)
+        };
+        let st = if self.b.func.dfg.value_type(*st) == types::I64 {
+            *st
+        } else {
+            self.b.ins().uextend(types::I64, *st)
+        };
+        // Local destination: gather with the stride from global; else scatter.
+        let gather = dst_storage == Storage::Workgroup;
+        let sg = self
+            .sgenv
+            .as_ref()
+            .map(|x| x.sg)
+            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+        let first = self.b.ins().icmp_imm_s(IntCC::Equal, sg, 0);
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(head, types::I64);
+        let z = self.b.ins().iconst(types::I64, 0);
+        self.b
+            .ins()
+            .brif(first, head, &[ir::BlockArg::Value(z)], done, &[]);
+        self.b.switch_to_block(head);
+        let i = self.b.block_params(head)[0];
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, n);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        let packed = self.b.ins().imul_imm_s(i, size);
+        let strided = {
+            let k = self.b.ins().imul(i, st);
+            self.b.ins().imul_imm_s(k, size)
+        };
+        let (doff, soff) = if gather {
+            (packed, strided)
+        } else {
+            (strided, packed)
+        };
+        let da = self.b.ins().iadd(d, doff);
+        let sa = self.b.ins().iadd(s, soff);
+        let (piece, ty) = if size % 8 == 0 {
+            (8, types::I64)
+        } else if size % 4 == 0 {
+            (4, types::I32)
+        } else if size % 2 == 0 {
+            (2, types::I16)
+        } else {
+            (1, types::I8)
+        };
+        let fl = self.mem_flags();
+        for k in 0..(size / piece) {
+            let v = self.b.ins().load(ty, fl, sa, (k * piece) as i32);
+            self.b.ins().store(fl, v, da, (k * piece) as i32);
+        }
+        let i1 = self.b.ins().iadd_imm_s(i, 1);
+        self.b.ins().jump(head, &[ir::BlockArg::Value(i1)]);
+        self.b.switch_to_block(done);
+        let elems = self.elems(rty)?;
+        let ev = self.b.ins().iconst(types::I64, 0);
+        Ok(Val {
+            leaves: vec![Lv::U(ev)],
+            elems,
+        })
+    }
 }

@@ -90,7 +90,8 @@ pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
             spirv::MAGIC_NUMBER
         )));
     }
-    let dm = rspirv::dr::load_words(words)
+    let fixed = tolerate_known_clang_defects(words);
+    let dm = rspirv::dr::load_words(fixed.as_ref())
         .map_err(|e| malformed(format!("malformed SPIR-V module: {e}")))?;
     let mut d = Decoder {
         m: Module {
@@ -101,6 +102,44 @@ pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
     };
     d.module(&dm)?;
     Ok(d.m)
+}
+
+/// Repairs defects of clang-22's SPIR-V backend that would otherwise make valid
+/// OpenCL C unbuildable: an `OpConstantNull` with a stray extra operand (emitted for
+/// a null `event_t` passed to `async_work_group_strided_copy`) loses the extra words.
+fn tolerate_known_clang_defects(words: &[u32]) -> std::borrow::Cow<'_, [u32]> {
+    const OP_CONSTANT_NULL: u32 = 46;
+    let mut i = 5;
+    let mut bad = false;
+    while i < words.len() {
+        let len = (words[i] >> 16) as usize;
+        if len == 0 {
+            return std::borrow::Cow::Borrowed(words);
+        }
+        if words[i] & 0xffff == OP_CONSTANT_NULL && len > 3 {
+            bad = true;
+            break;
+        }
+        i += len;
+    }
+    if !bad {
+        return std::borrow::Cow::Borrowed(words);
+    }
+    let mut out = Vec::with_capacity(words.len());
+    out.extend_from_slice(&words[..5]);
+    let mut i = 5;
+    while i < words.len() {
+        let len = ((words[i] >> 16) as usize).max(1);
+        let end = (i + len).min(words.len());
+        if words[i] & 0xffff == OP_CONSTANT_NULL && len > 3 {
+            out.push((3 << 16) | OP_CONSTANT_NULL);
+            out.extend_from_slice(&words[i + 1..(i + 3).min(end)]);
+        } else {
+            out.extend_from_slice(&words[i..end]);
+        }
+        i += len;
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 struct Decoder {
@@ -944,6 +983,15 @@ impl Decoder {
                 mem_scope: id_at(inst, 1)?,
             },
             S::MemoryBarrier => Op::MemoryBarrier,
+            // scope, dst, src, num elements, stride, event
+            S::GroupAsyncCopy => Op::AsyncCopy {
+                dst: id_at(inst, 1)?,
+                src: id_at(inst, 2)?,
+                num: id_at(inst, 3)?,
+                stride: id_at(inst, 4)?,
+            },
+            // The copy is complete when OpGroupAsyncCopy returns.
+            S::GroupWaitEvents => Op::MemoryBarrier,
             S::GroupAll => group(GroupOp::All, false)?,
             S::GroupAny => group(GroupOp::Any, false)?,
             S::GroupBroadcast => group(GroupOp::Broadcast, false)?,

@@ -382,6 +382,14 @@ pub enum Op {
         mode: Option<GroupMode>,
         args: Vec<Id>,
     },
+    /// `OpGroupAsyncCopy`: copy `num` elements between local and global memory, one
+    /// side strided; returns an event.
+    AsyncCopy {
+        dst: Id,
+        src: Id,
+        num: Id,
+        stride: Id,
+    },
     /// Instructions with no effect on code (OpLifetimeStart/Stop, OpLine, assume...).
     Nop,
 }
