@@ -15,6 +15,10 @@
 //! SPIR-V input) call [`require`]: on cranecl a missing feature is a failure, on any
 //! other platform the test returns early with a note on stderr.
 //!
+//! Driver configuration read from the environment (`CRANECL_CLANG`,
+//! `CRANECL_NUM_THREADS`, `CRANECL_SUBGROUP_WIDTH`) is tested in a re-executed copy of
+//! the test binary ([`run_in_child`]), since environment variables are process-global.
+//!
 //! This library must not hide driver failures: helpers whose names do not start with
 //! `try_` panic with a message carrying the OpenCL error code (and the build log).
 
