@@ -233,3 +233,39 @@ kernel void k(global const float* in, global float* out, global uint* last, uint
         }
     }
 }
+
+#[test]
+fn varying_addresses_contiguous_or_not() {
+    // Addresses the lowering cannot prove affine: contiguous ones take the vector path
+    // after a run-time check, the others stay per lane; both must be exact, also in
+    // partial sub-groups.
+    let src = r#"
+kernel void k(global const int* in, global int* out, global int* out2) {
+  uint i = get_global_id(0);
+  uint j = (i * 2u) / 2u;          // == i, not provably affine
+  uint p = (i * 37u) % 64u;        // a permutation
+  out[j] = in[j] * 3 + in[p];
+  out2[p] = (int)j;
+}
+"#;
+    for w in [4, 8, 16] {
+        let p = build_w(src, w);
+        let k = kernel(&p, "k");
+        for (n, l) in [(64usize, 16usize), (64, 20), (64, 7)] {
+            let mut inp: Vec<i32> = (0..n as i32).map(|x| x * 11 - 5).collect();
+            let mut out = vec![0i32; n];
+            let mut out2 = vec![-1i32; n];
+            run(
+                k,
+                &[n],
+                &[l],
+                &[buf(&mut inp), buf(&mut out), buf(&mut out2)],
+            );
+            for i in 0..n {
+                let p = (i * 37) % 64;
+                assert_eq!(out[i], inp[i] * 3 + inp[p], "w={w} l={l} out[{i}]");
+                assert_eq!(out2[p], i as i32, "w={w} l={l} out2[{p}]");
+            }
+        }
+    }
+}

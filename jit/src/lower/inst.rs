@@ -523,6 +523,28 @@ impl Tr<'_, '_> {
                     _ => self.per_lane(&[(e, a), (e, b)], e, |t, x| f(t, x[0], x[1])),
                 }
             }
+            // `x & (2^k - 1)` with k >= 32 on an affine index (the zero-extension idiom
+            // of 32-bit ids): indices do not cross 2^32 within a sub-group.
+            B::And
+                if matches!((a, b), (Lv::A(..), Lv::U(_))) && {
+                    let m = if let Lv::U(y) = b {
+                        self.const_of(*y)
+                    } else {
+                        None
+                    };
+                    m.is_some_and(|m| {
+                        m == -1
+                            || (m > 0
+                                && (m as u64 + 1).is_power_of_two()
+                                && m as u64 >= u32::MAX as u64)
+                    })
+                } =>
+            {
+                match (a, b) {
+                    (Lv::A(x, s), Lv::U(y)) => Lv::A(self.b.ins().band(*x, *y), *s),
+                    _ => unreachable!("matched above"),
+                }
+            }
             B::And | B::LogicalAnd => self.vec_op2(
                 e,
                 a,

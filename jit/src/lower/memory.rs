@@ -393,6 +393,35 @@ impl Tr<'_, '_> {
                 })?;
                 Ok(vec![Lv::V(v)])
             }
+            Lv::V(_)
+                if elems.len() == 1
+                    && self.w * elems[0].bytes() >= 16
+                    && elems[0] != Elem::Bool
+                    && !private =>
+            {
+                // Varying addresses that happen to be contiguous (checked at run time).
+                let e = elems[0];
+                let (vt, _) = e.chunk();
+                let n = self.nchunks(e);
+                let (contig, base) = self.contiguous_check(p, e, offs[0])?;
+                let tys = vec![vt; n];
+                let p2 = p.clone();
+                let offs2 = offs.to_vec();
+                let v = self.if_contiguous(
+                    contig,
+                    &tys,
+                    move |t: &mut Self| {
+                        Ok((0..n)
+                            .map(|c| t.b.ins().load(vt, fl, base, (c * 16) as i32))
+                            .collect())
+                    },
+                    move |t: &mut Self| {
+                        let r = t.per_lane_load(&p2, &[e], &offs2, false)?;
+                        Ok(t.chunks_of(e, &r[0]))
+                    },
+                )?;
+                Ok(vec![Lv::V(v)])
+            }
             _ => self.per_lane_load(p, elems, offs, private),
         }
     }
@@ -519,7 +548,100 @@ impl Tr<'_, '_> {
                 return Ok(());
             }
         }
+        if let Lv::V(_) = p {
+            if elems.len() == 1
+                && self.w * elems[0].bytes() >= 16
+                && elems[0] != Elem::Bool
+                && !private
+            {
+                let e = elems[0];
+                let (contig, base) = self.contiguous_check(p, e, offs[0])?;
+                let chunks = self.chunks_of(e, &leaves[0]);
+                let (p2, leaf, offs2) = (p.clone(), leaves[0].clone(), offs.to_vec());
+                self.if_contiguous(
+                    contig,
+                    &[],
+                    move |t: &mut Self| {
+                        for (c, v) in chunks.iter().enumerate() {
+                            t.b.ins().store(fl, *v, base, (c * 16) as i32);
+                        }
+                        Ok(vec![])
+                    },
+                    move |t: &mut Self| {
+                        t.per_lane_store(&p2, &[leaf], &[e], &offs2)?;
+                        Ok(vec![])
+                    },
+                )?;
+                return Ok(());
+            }
+        }
         self.per_lane_store(p, leaves, elems, offs)
+    }
+
+    /// Run-time test that a varying address leaf is `lane0 + l * size(e)` (plus
+    /// `off`): returns (i8 "contiguous", base address of lane 0).
+    fn contiguous_check(
+        &mut self,
+        p: &Lv,
+        e: Elem,
+        off: u64,
+    ) -> Result<(Value, Value), CompileError> {
+        let Lv::V(ch) = p else {
+            return Err(CompileError::codegen(
+                "internal: contiguity check of a non-varying address",
+            ));
+        };
+        let a0 = self.b.ins().extractlane(ch[0], 0);
+        let want = self.chunks_of(Elem::I64, &Lv::A(a0, i64::from(e.bytes())));
+        let mut all: Option<Value> = None;
+        for (x, y) in ch.iter().zip(&want) {
+            let eq = self.b.ins().icmp(IntCC::Equal, *x, *y);
+            all = Some(match all {
+                None => eq,
+                Some(a) => self.b.ins().band(a, eq),
+            });
+        }
+        let ok = match all {
+            Some(a) => self.b.ins().vall_true(a),
+            None => self.b.ins().iconst(types::I8, 0),
+        };
+        let base = self.b.ins().iadd_imm_s(a0, off as i64);
+        Ok((ok, base))
+    }
+
+    /// `fast` when `contiguous` and the mask is full, `slow` otherwise.
+    fn if_contiguous(
+        &mut self,
+        contiguous: Value,
+        tys: &[ir::Type],
+        fast: impl FnOnce(&mut Self) -> Result<Vec<Value>, CompileError>,
+        slow: impl FnOnce(&mut Self) -> Result<Vec<Value>, CompileError>,
+    ) -> Result<Vec<Value>, CompileError> {
+        let cond = match self.full_state {
+            Some(false) => return slow(self),
+            Some(true) => contiguous,
+            None => {
+                let full = self.full_mask();
+                self.b.ins().band(full, contiguous)
+            }
+        };
+        let bf = self.b.create_block();
+        let bs = self.b.create_block();
+        let join = self.b.create_block();
+        for t in tys {
+            self.b.append_block_param(join, *t);
+        }
+        self.b.ins().brif(cond, bf, &[], bs, &[]);
+        self.b.switch_to_block(bf);
+        let vf = fast(self)?;
+        let args: Vec<ir::BlockArg> = vf.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(bs);
+        let vs = slow(self)?;
+        let args: Vec<ir::BlockArg> = vs.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        Ok(self.b.block_params(join).to_vec())
     }
 
     fn bool_for_store(&mut self, e: Elem, x: Value) -> Value {
