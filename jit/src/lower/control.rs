@@ -786,13 +786,17 @@ impl Tr<'_, '_> {
             return false;
         }
         insts.iter().any(|i| {
+            // Memory accesses (OpenCL.std 171..=181 are vloadn..vstorea_halfn_r); pure
+            // arithmetic gains nothing from a full-mask copy.
             matches!(
                 i.op,
-                Op::Load { .. }
-                    | Op::Store { .. }
-                    | Op::CopyMemory { .. }
-                    | Op::Atomic { .. }
-                    | Op::ExtInst { .. }
+                Op::Load { .. } | Op::Store { .. } | Op::CopyMemory { .. } | Op::Atomic { .. }
+            ) || matches!(
+                i.op,
+                Op::ExtInst {
+                    opcode: 171..=181,
+                    ..
+                }
             )
         })
     }
