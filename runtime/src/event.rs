@@ -5,10 +5,16 @@
 //! `CL_COMPLETE`, or a negative error that also ends the event). Application callbacks
 //! and internal completion hooks (how dependent commands learn they may start) run
 //! after the lock is released, on the thread that changed the status.
+//!
+//! Waiting ([`Event::wait`]) first helps: a command event's queue runs its ready
+//! commands on the waiting thread ([`Queue::help_until`]), then the waiter spins
+//! for a short, bounded time and only then sleeps, so that waiting for a short
+//! command costs no sleep/wake-up round trip.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use opencl_sys::*;
 use parking_lot::{Condvar, Mutex};
@@ -39,6 +45,8 @@ pub struct Event {
     /// `CL_EVENT_COMMAND_TYPE`.
     pub command_type: cl_command_type,
     state: Mutex<EventState>,
+    /// `state.status`, readable without the lock (written under it).
+    status_now: AtomicI32,
     done: Condvar,
     /// Profiling timestamps: queued, submitted, started, ended (ns, CLOCK_MONOTONIC).
     times: [AtomicU64; 4],
@@ -50,6 +58,11 @@ impl ApiObject for Event {
         &self.header
     }
 }
+
+/// How long a waiter spins on an unfinished event (after helping with its queue's
+/// ready commands) before it sleeps: long enough to catch a short command finishing
+/// on a pool worker, short enough not to steal much time from long ones.
+pub const WAIT_SPIN: Duration = Duration::from_micros(30);
 
 /// Which timestamp (`CL_PROFILING_COMMAND_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +106,7 @@ impl Event {
                 callbacks: Vec::new(),
                 hooks: Vec::new(),
             }),
+            status_now: AtomicI32::new(status),
             done: Condvar::new(),
             times: [
                 AtomicU64::new(now),
@@ -105,7 +119,7 @@ impl Event {
 
     /// `CL_EVENT_COMMAND_EXECUTION_STATUS`.
     pub fn status(&self) -> cl_int {
-        self.state.lock().status
+        self.status_now.load(Ordering::Acquire)
     }
 
     /// Whether the event reached `CL_COMPLETE` or an error.
@@ -141,6 +155,8 @@ impl Event {
                     self.times[3].store(now.max(prev), Ordering::Release);
                 }
             }
+            // Published after the timestamps: whoever sees the status sees them too.
+            self.status_now.store(status, Ordering::Release);
             let (fire, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.callbacks)
                 .into_iter()
                 .partition(|(trigger, _)| status <= *trigger);
@@ -202,7 +218,39 @@ impl Event {
     }
 
     /// Blocks until the event is finished; returns the final status (negative on error).
+    /// A command event's queue runs ready commands on this thread meanwhile; then the
+    /// thread spins for at most [`WAIT_SPIN`] before it sleeps.
     pub fn wait(&self) -> cl_int {
+        if self.is_finished() {
+            return self.status();
+        }
+        match &self.queue {
+            Some(queue) => queue.help_until(self),
+            None => {
+                self.spin_until_finished(Instant::now() + WAIT_SPIN);
+            }
+        }
+        self.wait_parked()
+    }
+
+    /// Spins until the event is finished or `deadline` passes; returns whether it is
+    /// finished.
+    pub fn spin_until_finished(&self, deadline: Instant) -> bool {
+        loop {
+            for _ in 0..32 {
+                if self.is_finished() {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if Instant::now() >= deadline {
+                return self.is_finished();
+            }
+        }
+    }
+
+    /// Sleeps until the event is finished; returns the final status.
+    fn wait_parked(&self) -> cl_int {
         let mut st = self.state.lock();
         while st.status > CL_COMPLETE {
             self.done.wait(&mut st);

@@ -7,16 +7,23 @@
 //! thread blocks on a dependency: every dependency gets a completion hook that counts
 //! down, and the last one hands the command to the shared pool ([`exec::spawn`]) — or,
 //! for a blocking call whose dependencies are already done, runs it on the caller's
-//! thread. The enqueue path takes only this queue's lock, briefly.
+//! thread. The enqueue path takes only this queue's locks, briefly.
+//!
+//! Work-helping: a command handed to the pool is also listed in its queue's ready
+//! list, and a thread that waits for the queue (`clFinish`, `clWaitForEvents`, a
+//! blocking read) runs listed commands that no worker has started yet itself instead
+//! of sleeping until a worker gets to them; whoever takes a command first runs it.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Instant;
 
 use opencl_sys::*;
 use parking_lot::Mutex;
 
 use crate::context::Context;
-use crate::event::Event;
+use crate::event::{Event, WAIT_SPIN};
 use crate::exec;
 use crate::memory::Mem;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
@@ -257,12 +264,17 @@ impl Pending {
         if inline {
             self.run();
         } else {
+            if let Some(queue) = &self.event.queue {
+                queue.list_ready(self);
+            }
             let this = self.clone();
             exec::spawn(Box::new(move || this.run()));
         }
         true
     }
 
+    /// Runs the command unless another thread took it already (the pool task and the
+    /// helping waiters race for it; exactly one runs it).
     fn run(&self) {
         let command = self.command.lock().take();
         let Some(command) = command else { return };
@@ -307,6 +319,11 @@ pub struct Queue {
     /// `CL_QUEUE_PROPERTIES_ARRAY` (empty for clCreateCommandQueue).
     pub properties_array: Vec<cl_queue_properties>,
     order: Mutex<QueueOrder>,
+    /// Commands handed to the pool, oldest first, that waiters may run themselves
+    /// (entries whose command already ran are skipped and pruned).
+    ready: Mutex<VecDeque<Weak<Pending>>>,
+    /// `ready.len()`, readable without the lock (waiters poll it while spinning).
+    ready_len: AtomicUsize,
 }
 
 /// What later commands must wait for. Weak references: an event holds its queue, and a
@@ -344,6 +361,8 @@ impl Queue {
             properties,
             properties_array,
             order: Mutex::new(QueueOrder::default()),
+            ready: Mutex::new(VecDeque::new()),
+            ready_len: AtomicUsize::new(0),
         })
     }
 
@@ -436,6 +455,67 @@ impl Queue {
             }
         }
         Ok(event)
+    }
+
+    /// Lists a command that was just handed to the pool as runnable by waiters.
+    fn list_ready(&self, pending: &Arc<Pending>) {
+        let mut ready = self.ready.lock();
+        // Drop entries whose pool task already ran (workers take them in order, so
+        // they gather at the front); the list stays short without any waiter.
+        while ready.front().is_some_and(|w| w.strong_count() == 0) {
+            ready.pop_front();
+        }
+        ready.push_back(Arc::downgrade(pending));
+        self.ready_len.store(ready.len(), Ordering::Release);
+    }
+
+    /// The oldest listed command that may not have started yet.
+    fn take_ready(&self) -> Option<Arc<Pending>> {
+        if self.ready_len.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut ready = self.ready.lock();
+        let found = loop {
+            match ready.pop_front() {
+                None => break None,
+                Some(weak) => {
+                    if let Some(pending) = weak.upgrade() {
+                        break Some(pending);
+                    }
+                }
+            }
+        };
+        self.ready_len.store(ready.len(), Ordering::Release);
+        found
+    }
+
+    /// Runs this queue's ready commands on the calling thread until `event` is
+    /// finished or nothing is ready; then spins for at most [`WAIT_SPIN`] (helping
+    /// again if a command becomes ready meanwhile). Returns without sleeping; the
+    /// caller sleeps if the event is still unfinished.
+    pub fn help_until(&self, event: &Event) {
+        let mut deadline: Option<Instant> = None;
+        loop {
+            if event.is_finished() {
+                return;
+            }
+            if let Some(pending) = self.take_ready() {
+                pending.run();
+                deadline = None;
+                continue;
+            }
+            let now = Instant::now();
+            let until = *deadline.get_or_insert(now + WAIT_SPIN);
+            if now >= until {
+                return;
+            }
+            for _ in 0..32 {
+                if event.is_finished() || self.ready_len.load(Ordering::Relaxed) > 0 {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
     }
 
     /// `clFlush`: commands are handed to the pool as soon as they are ready, so there
