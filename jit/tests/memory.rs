@@ -295,3 +295,45 @@ kernel void k(global const float* in, global float* out, local float* tmp, globa
         }
     }
 }
+
+#[test]
+fn arrays_of_vectors() {
+    let src = r#"
+kernel void k(global const float4* p4, global const float2* p2, global const int3* p3, global float* out) {
+  size_t i = get_global_id(0);
+  float4 a = p4[i];
+  float2 b = p2[i];
+  int3 c = p3[i];
+  out[i] = a.x + 2.0f * a.y + 3.0f * a.z + 4.0f * a.w + 5.0f * b.x + 6.0f * b.y + (float)(c.x - c.y * c.z);
+}
+"#;
+    for w in [4, 8, 16] {
+        let p = build_w(src, w);
+        let k = kernel(&p, "k");
+        for (n, l) in [(64usize, 16usize), (60, 20)] {
+            let mut p4: Vec<[f32; 4]> = (0..n)
+                .map(|i| [i as f32, 1.0 + i as f32, 2.0 * i as f32, -(i as f32)])
+                .collect();
+            let mut p2: Vec<[f32; 2]> = (0..n).map(|i| [0.5 * i as f32, 7.0]).collect();
+            let mut p3: Vec<[i32; 4]> = (0..n as i32).map(|i| [i, i + 1, 3 - i, 0]).collect();
+            let mut out = vec![0f32; n];
+            run(
+                k,
+                &[n],
+                &[l],
+                &[buf(&mut p4), buf(&mut p2), buf(&mut p3), buf(&mut out)],
+            );
+            for i in 0..n {
+                let (a, b, c) = (p4[i], p2[i], p3[i]);
+                let want = a[0]
+                    + 2.0 * a[1]
+                    + 3.0 * a[2]
+                    + 4.0 * a[3]
+                    + 5.0 * b[0]
+                    + 6.0 * b[1]
+                    + (c[0] - c[1] * c[2]) as f32;
+                assert_eq!(out[i], want, "w={w} l={l} out[{i}]");
+            }
+        }
+    }
+}

@@ -393,6 +393,71 @@ impl Tr<'_, '_> {
                 })?;
                 Ok(vec![Lv::V(v)])
             }
+            Lv::A(base, stride)
+                if (2..=4).contains(&elems.len())
+                    && elems.iter().all(|e| *e == elems[0])
+                    && matches!(elems[0], Elem::F32 | Elem::I32)
+                    && *stride == if elems.len() == 2 { 8 } else { 16 }
+                    && offs.iter().enumerate().all(|(i, o)| *o == 4 * i as u64)
+                    && self.w >= 4 =>
+            {
+                // Arrays of float2/float3/float4: one 16-byte load per lane (two lanes
+                // for float2), then a 4x4 transpose into one vector per component.
+                let e = elems[0];
+                let (vt, _) = e.chunk();
+                let ncomp = elems.len();
+                let n = self.nchunks(e);
+                let base = *base;
+                let stride = *stride;
+                let tys = vec![vt; n * ncomp];
+                let pl = p.clone();
+                let elems2 = elems.to_vec();
+                let offs2 = offs.to_vec();
+                let fast = move |t: &mut Self| -> Result<Vec<Value>, CompileError> {
+                    let mut comps: Vec<Vec<Value>> = vec![Vec::new(); ncomp];
+                    for c in 0..n {
+                        // Lanes 4c..4c+3.
+                        let q: Vec<Value> = if stride == 16 {
+                            (0..4)
+                                .map(|j| t.b.ins().load(vt, fl, base, ((4 * c + j) * 16) as i32))
+                                .collect()
+                        } else {
+                            let lo = t.b.ins().load(vt, fl, base, (c * 32) as i32);
+                            let hi = t.b.ins().load(vt, fl, base, (c * 32 + 16) as i32);
+                            let lo2 = t.shuffle32(lo, lo, [2, 3, 0, 1]);
+                            let hi2 = t.shuffle32(hi, hi, [2, 3, 0, 1]);
+                            vec![lo, lo2, hi, hi2]
+                        };
+                        let t0 = t.shuffle32(q[0], q[1], [0, 4, 1, 5]);
+                        let t1 = t.shuffle32(q[2], q[3], [0, 4, 1, 5]);
+                        let t2 = t.shuffle32(q[0], q[1], [2, 6, 3, 7]);
+                        let t3 = t.shuffle32(q[2], q[3], [2, 6, 3, 7]);
+                        let all = [
+                            t.shuffle32(t0, t1, [0, 1, 4, 5]),
+                            t.shuffle32(t0, t1, [2, 3, 6, 7]),
+                            t.shuffle32(t2, t3, [0, 1, 4, 5]),
+                            t.shuffle32(t2, t3, [2, 3, 6, 7]),
+                        ];
+                        for (k, comp) in comps.iter_mut().enumerate() {
+                            comp.push(all[k]);
+                        }
+                    }
+                    Ok(comps.into_iter().flatten().collect())
+                };
+                let v = if private {
+                    fast(self)?
+                } else {
+                    self.if_full(&tys, fast, move |t| {
+                        let r = t.per_lane_load(&pl, &elems2, &offs2, false)?;
+                        let mut out = Vec::new();
+                        for (l, e) in r.iter().zip(elems2.iter()) {
+                            out.extend(t.chunks_of(*e, l));
+                        }
+                        Ok(out)
+                    })?
+                };
+                Ok(v.chunks(n).map(|c| Lv::V(c.to_vec())).collect())
+            }
             Lv::V(_)
                 if elems.len() == 1
                     && self.w * elems[0].bytes() >= 16
@@ -576,6 +641,23 @@ impl Tr<'_, '_> {
             }
         }
         self.per_lane_store(p, leaves, elems, offs)
+    }
+
+    /// A 32-bit-lane shuffle of two 4-lane vectors (`idx` 0..7 over `a || b`).
+    pub fn shuffle32(&mut self, a: Value, b: Value, idx: [u8; 4]) -> Value {
+        let ty = self.b.func.dfg.value_type(a);
+        let fl = super::value::little();
+        let ab = self.b.ins().bitcast(types::I8X16, fl, a);
+        let bb = self.b.ins().bitcast(types::I8X16, fl, b);
+        let mut mask = [0u8; 16];
+        for (j, i) in idx.iter().enumerate() {
+            for k in 0..4 {
+                mask[4 * j + k] = 4 * i + k as u8;
+            }
+        }
+        let imm = self.b.func.dfg.immediates.push(mask.to_vec().into());
+        let r = self.b.ins().shuffle(ab, bb, imm);
+        self.b.ins().bitcast(ty, fl, r)
     }
 
     /// Run-time test that a varying address leaf is `lane0 + l * size(e)` (plus
