@@ -337,3 +337,32 @@ kernel void k(global const float4* p4, global const float2* p2, global const int
         }
     }
 }
+
+#[test]
+fn stores_of_vector_arrays() {
+    let src = r#"
+kernel void k(global float4* o4, global int2* o2, global const float* in) {
+  size_t i = get_global_id(0);
+  float x = in[i];
+  o4[i] = (float4)(x, x + 1.0f, x * 2.0f, -x);
+  o2[i] = (int2)((int)x, (int)i * 3);
+}
+"#;
+    for w in [4, 8, 16] {
+        let p = build_w(src, w);
+        let k = kernel(&p, "k");
+        for (n, l) in [(64usize, 16usize), (60, 20), (33, 11)] {
+            let mut o4 = vec![[0f32; 4]; n + 1];
+            let mut o2 = vec![[7i32; 2]; n + 1];
+            let mut inp: Vec<f32> = (0..n).map(|i| i as f32 * 1.5).collect();
+            run(k, &[n], &[l], &[buf(&mut o4), buf(&mut o2), buf(&mut inp)]);
+            for i in 0..n {
+                let x = inp[i];
+                assert_eq!(o4[i], [x, x + 1.0, x * 2.0, -x], "w={w} l={l} o4[{i}]");
+                assert_eq!(o2[i], [x as i32, i as i32 * 3], "w={w} l={l} o2[{i}]");
+            }
+            assert_eq!(o4[n], [0.0; 4], "no write past the end");
+            assert_eq!(o2[n], [7, 7], "no write past the end");
+        }
+    }
+}

@@ -613,6 +613,65 @@ impl Tr<'_, '_> {
                 return Ok(());
             }
         }
+        if let Lv::A(base, stride) = p {
+            if (elems.len() == 2 || elems.len() == 4)
+                && elems.iter().all(|e| *e == elems[0])
+                && matches!(elems[0], Elem::F32 | Elem::I32)
+                && *stride == 4 * elems.len() as i64
+                && offs.iter().enumerate().all(|(i, o)| *o == 4 * i as u64)
+                && self.w >= 4
+                && !private
+            {
+                // float2/float4 array elements: transpose to one vector per lane (pair),
+                // 16-byte stores when every lane is active.
+                let e = elems[0];
+                let ncomp = elems.len();
+                let n = self.nchunks(e);
+                let comps: Vec<Vec<Value>> = leaves.iter().map(|l| self.chunks_of(e, l)).collect();
+                let (base, pl) = (*base, p.clone());
+                let (leaves2, elems2, offs2) = (leaves.to_vec(), elems.to_vec(), offs.to_vec());
+                self.if_full(
+                    &[],
+                    move |t: &mut Self| {
+                        for c in 0..n {
+                            let x = comps[0][c];
+                            let y = comps[1][c];
+                            let (z, w) = if ncomp == 4 {
+                                (comps[2][c], comps[3][c])
+                            } else {
+                                (x, y)
+                            };
+                            let t0 = t.shuffle32(x, y, [0, 4, 1, 5]);
+                            let t1 = t.shuffle32(z, w, [0, 4, 1, 5]);
+                            let t2 = t.shuffle32(x, y, [2, 6, 3, 7]);
+                            let t3 = t.shuffle32(z, w, [2, 6, 3, 7]);
+                            let q = [
+                                t.shuffle32(t0, t1, [0, 1, 4, 5]),
+                                t.shuffle32(t0, t1, [2, 3, 6, 7]),
+                                t.shuffle32(t2, t3, [0, 1, 4, 5]),
+                                t.shuffle32(t2, t3, [2, 3, 6, 7]),
+                            ];
+                            if ncomp == 4 {
+                                for (j, v) in q.iter().enumerate() {
+                                    t.b.ins().store(fl, *v, base, ((4 * c + j) * 16) as i32);
+                                }
+                            } else {
+                                let lo = t.shuffle32(q[0], q[1], [0, 1, 4, 5]);
+                                let hi = t.shuffle32(q[2], q[3], [0, 1, 4, 5]);
+                                t.b.ins().store(fl, lo, base, (c * 32) as i32);
+                                t.b.ins().store(fl, hi, base, (c * 32 + 16) as i32);
+                            }
+                        }
+                        Ok(vec![])
+                    },
+                    move |t: &mut Self| {
+                        t.per_lane_store(&pl, &leaves2, &elems2, &offs2)?;
+                        Ok(vec![])
+                    },
+                )?;
+                return Ok(());
+            }
+        }
         if let Lv::V(_) = p {
             if elems.len() == 1
                 && self.w * elems[0].bytes() >= 16
