@@ -37,8 +37,9 @@ const CAPABILITIES: &[Capability] = &[
     Capability::AtomicFloat64AddEXT,
     Capability::AtomicFloat32MinMaxEXT,
     Capability::AtomicFloat64MinMaxEXT,
-    Capability::DeviceEnqueue,
-    Capability::Pipes,
+    // Image capabilities are accepted so that the image *instructions* are refused
+    // with a message naming them. Pipes and DeviceEnqueue are not: the device claims
+    // neither, so a module declaring them is refused at once.
     Capability::ImageBasic,
     Capability::LiteralSampler,
     Capability::Sampled1D,
@@ -75,6 +76,30 @@ fn unsupported(msg: impl Into<String>) -> CompileError {
     }
 }
 
+/// Checks that every instruction's word count is non-zero and stays inside the
+/// module, before `rspirv` sees the words: its decoder slices past the end (a panic)
+/// when an instruction claims more words than remain.
+fn check_instruction_stream(words: &[u32]) -> Result<(), CompileError> {
+    let mut at = 5;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let opcode = words[at] & 0xffff;
+        if count == 0 {
+            return Err(malformed(format!(
+                "malformed SPIR-V module: instruction at word {at} (opcode {opcode}) has a word count of 0"
+            )));
+        }
+        if at + count > words.len() {
+            return Err(malformed(format!(
+                "malformed SPIR-V module: instruction at word {at} (opcode {opcode}) claims {count} words but only {} remain",
+                words.len() - at
+            )));
+        }
+        at += count;
+    }
+    Ok(())
+}
+
 /// Decodes and validates `words`.
 pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
     if words.len() < 5 {
@@ -90,6 +115,7 @@ pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
             spirv::MAGIC_NUMBER
         )));
     }
+    check_instruction_stream(words)?;
     let fixed = tolerate_known_clang_defects(words);
     let dm = rspirv::dr::load_words(fixed.as_ref())
         .map_err(|e| malformed(format!("malformed SPIR-V module: {e}")))?;
@@ -504,6 +530,24 @@ impl Decoder {
             _ => None,
         };
         if let Some(ty) = ty {
+            // Composite types may only use types declared before them (no cycles: the
+            // layout and lowering recurse through them).
+            let parts: Vec<Id> = match &ty {
+                Type::Vector { elem, .. }
+                | Type::Array { elem, .. }
+                | Type::RuntimeArray { elem } => vec![*elem],
+                Type::Struct { members, .. } => members.clone(),
+                Type::Function { ret, params } => std::iter::once(*ret)
+                    .chain(params.iter().copied())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if let Some(bad) = parts.iter().find(|p| !self.m.types.contains_key(p)) {
+                return Err(malformed(format!(
+                    "type %{} uses %{bad}, which is not a type declared before it",
+                    result(t)?
+                )));
+            }
             self.m.types.insert(result(t)?, ty);
             return Ok(());
         }
@@ -570,13 +614,22 @@ impl Decoder {
                 )))
             }
         };
-        self.m.constants.insert(
-            result(t)?,
-            Constant {
-                ty: result_ty(t)?,
-                value,
-            },
-        );
+        if let ConstValue::Composite(parts) = &value {
+            if let Some(bad) = parts.iter().find(|p| !self.m.constants.contains_key(p)) {
+                return Err(malformed(format!(
+                    "constant %{} uses %{bad}, which is not a constant declared before it",
+                    result(t)?
+                )));
+            }
+        }
+        let ty = result_ty(t)?;
+        if !self.m.types.contains_key(&ty) {
+            return Err(malformed(format!(
+                "constant %{} has type %{ty}, which is not a type",
+                result(t)?
+            )));
+        }
+        self.m.constants.insert(result(t)?, Constant { ty, value });
         Ok(())
     }
 
