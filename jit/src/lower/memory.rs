@@ -34,6 +34,16 @@ impl Tr<'_, '_> {
             }
         }
         self.private_bytes = off.next_multiple_of(16);
+        // W copies live on the worker's stack (or in scratch): keep them sane.
+        const MAX_PRIVATE_PER_SUB_GROUP: u64 = 4 << 20;
+        if self.private_bytes.saturating_mul(u64::from(self.w)) > MAX_PRIVATE_PER_SUB_GROUP {
+            return Err(CompileError::unsupported(format!(
+                "kernel {} needs {} bytes of private memory per work-item; at most {} are supported",
+                self.f.name,
+                self.private_bytes,
+                MAX_PRIVATE_PER_SUB_GROUP / u64::from(self.w)
+            )));
+        }
         Ok(())
     }
 
