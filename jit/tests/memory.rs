@@ -366,3 +366,36 @@ kernel void k(global float4* o4, global int2* o2, global const float* in) {
         }
     }
 }
+
+#[test]
+fn opt_disable_builds_the_same_results() {
+    use cranecl_jit::CompileOptions;
+    let src = r#"
+kernel void k(global const float* in, global float* out, local float* tmp) {
+  int l = get_local_id(0);
+  float s = 0.0f;
+  for (int i = get_global_id(0); i < 200; i += get_global_size(0)) s += in[i];
+  tmp[l] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) { float t = 0.0f; for (int j = 0; j < get_local_size(0); j++) t += tmp[j]; out[get_group_id(0)] = t; }
+}
+"#;
+    let p = build_with(
+        src,
+        &CompileOptions {
+            opt_disable: true,
+            ..Default::default()
+        },
+    );
+    let k = kernel(&p, "k");
+    let mut inp: Vec<f32> = (0..200).map(|x| x as f32).collect();
+    let mut out = vec![0f32; 2];
+    run(
+        k,
+        &[32],
+        &[16],
+        &[buf(&mut inp), buf(&mut out), Arg::Local(64)],
+    );
+    let total: f32 = inp.iter().sum();
+    assert_eq!(out[0] + out[1], total);
+}
