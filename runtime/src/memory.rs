@@ -5,6 +5,11 @@
 //! (zero-copy), or a window into a parent buffer. Mapping returns a pointer into that
 //! storage. Data races between commands and the host are the application's concern,
 //! as the OpenCL memory model says; this module never copies behind its back.
+//!
+//! Large own allocations come straight from `mmap`, aligned to 2 MiB and marked for
+//! transparent huge pages: kernels stream through them with far fewer TLB misses
+//! (the difference is large under virtualisation), and the pages arrive zeroed
+//! without a `memset`.
 
 use std::alloc::{self, Layout};
 use std::ffi::c_void;
@@ -21,10 +26,115 @@ use crate::object::{ApiHeader, ApiObject, ObjectKind};
 use crate::platform::BUFFER_ALIGN;
 use crate::CLResult;
 
+/// Own allocations of at least this many bytes are mapped directly (2 MiB aligned,
+/// huge pages requested); smaller ones come from the global allocator.
+const MAPPED_MIN_BYTES: usize = 1 << 20;
+
+/// Size and alignment of a transparent huge page on x86-64 and aarch64 (4 KiB base
+/// pages); only a hint: the mapping works with any page size.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Zeroed bytes owned by a buffer, aligned to at least [`BUFFER_ALIGN`].
+pub struct OwnedBytes {
+    ptr: NonNull<u8>,
+    kind: OwnedKind,
+}
+
+enum OwnedKind {
+    Heap(Layout),
+    /// An `mmap` of `len` bytes starting at `ptr`.
+    Mapped {
+        len: usize,
+    },
+}
+
+// SAFETY: the block is exclusively owned; access to the bytes is synchronised by the
+// OpenCL commands that use them.
+unsafe impl Send for OwnedBytes {}
+// SAFETY: as above; the struct itself is immutable.
+unsafe impl Sync for OwnedBytes {}
+
+impl OwnedBytes {
+    /// `size` zeroed bytes (at least one), or None if memory is exhausted.
+    pub fn zeroed(size: usize) -> Option<OwnedBytes> {
+        if size >= MAPPED_MIN_BYTES {
+            if let Some(mapped) = Self::mapped(size) {
+                return Some(mapped);
+            }
+        }
+        let layout = Layout::from_size_align(size.max(1), BUFFER_ALIGN).ok()?;
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) })?;
+        Some(OwnedBytes {
+            ptr,
+            kind: OwnedKind::Heap(layout),
+        })
+    }
+
+    /// An anonymous mapping of `size` bytes rounded up to [`HUGE_PAGE`], starting on a
+    /// [`HUGE_PAGE`] boundary, with huge pages requested.
+    fn mapped(size: usize) -> Option<OwnedBytes> {
+        let len = size.checked_next_multiple_of(HUGE_PAGE)?;
+        let padded = len.checked_add(HUGE_PAGE)?;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                padded,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return None;
+        }
+        let start = raw as usize;
+        let aligned = start.next_multiple_of(HUGE_PAGE);
+        let head = aligned - start;
+        let tail = padded - head - len;
+        // SAFETY: both trimmed ranges lie inside the mapping made above and are not
+        // used; failing to trim only wastes address space.
+        unsafe {
+            if head > 0 {
+                libc::munmap(raw, head);
+            }
+            if tail > 0 {
+                libc::munmap((aligned + len) as *mut libc::c_void, tail);
+            }
+            // A hint: without transparent huge pages the mapping still works.
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+        Some(OwnedBytes {
+            ptr: NonNull::new(aligned as *mut u8)?,
+            kind: OwnedKind::Mapped { len },
+        })
+    }
+
+    /// The first byte.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for OwnedBytes {
+    fn drop(&mut self) {
+        match self.kind {
+            // SAFETY: allocated in `zeroed` with exactly this layout.
+            OwnedKind::Heap(layout) => unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) },
+            // SAFETY: the mapping made in `mapped`, after trimming.
+            OwnedKind::Mapped { len } => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), len);
+            },
+        }
+    }
+}
+
 /// Where a buffer's bytes live.
 enum Storage {
-    /// Our allocation (freed on drop).
-    Owned { ptr: NonNull<u8>, layout: Layout },
+    /// Our allocation (kept only to be freed on drop).
+    Owned { _bytes: OwnedBytes },
     /// The application's memory (`CL_MEM_USE_HOST_PTR`, at `Mem::host_ptr`).
     Host,
     /// A range of a parent buffer.
@@ -109,17 +219,14 @@ impl Mem {
         let (storage, base) = if flags & CL_MEM_USE_HOST_PTR != 0 {
             (Storage::Host, host_ptr.cast::<u8>())
         } else {
-            let layout = Layout::from_size_align(size.max(1), BUFFER_ALIGN)
-                .map_err(|_| CL_INVALID_BUFFER_SIZE)?;
-            // SAFETY: `layout` has a non-zero size.
-            let raw = unsafe { alloc::alloc_zeroed(layout) };
-            let ptr = NonNull::new(raw).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+            let bytes = OwnedBytes::zeroed(size).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+            let ptr = bytes.as_ptr();
             if flags & CL_MEM_COPY_HOST_PTR != 0 {
                 // SAFETY: the caller guarantees `host_ptr` is readable for `size` bytes; the
                 // new allocation is `size` bytes and cannot overlap it.
-                unsafe { std::ptr::copy_nonoverlapping(host_ptr.cast::<u8>(), ptr.as_ptr(), size) };
+                unsafe { std::ptr::copy_nonoverlapping(host_ptr.cast::<u8>(), ptr, size) };
             }
-            (Storage::Owned { ptr, layout }, ptr.as_ptr())
+            (Storage::Owned { _bytes: bytes }, ptr)
         };
         let host_ptr = if flags & CL_MEM_USE_HOST_PTR != 0 {
             host_ptr
@@ -261,19 +368,34 @@ impl Drop for Mem {
     fn drop(&mut self) {
         let callbacks = std::mem::take(self.destructors.get_mut());
         run_object_callbacks(callbacks, (self as *mut Mem).cast::<c_void>());
-        match &self.storage {
-            Storage::Owned { ptr, layout } => {
-                // SAFETY: allocated in `new_buffer` with exactly this layout.
-                unsafe { alloc::dealloc(ptr.as_ptr(), *layout) };
-            }
-            Storage::Host | Storage::Sub { .. } => {}
-        }
+        // The storage (if owned) is freed when `self.storage` drops, after the callbacks.
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn owned_bytes_are_zeroed_aligned_and_writable() {
+        for size in [1usize, 100, MAPPED_MIN_BYTES - 1, MAPPED_MIN_BYTES, 5 << 20] {
+            let bytes = OwnedBytes::zeroed(size).expect("allocation");
+            let p = bytes.as_ptr();
+            assert_eq!(p as usize % BUFFER_ALIGN, 0, "size {size}");
+            if size >= MAPPED_MIN_BYTES {
+                assert!(
+                    matches!(bytes.kind, OwnedKind::Mapped { .. }),
+                    "size {size}"
+                );
+                assert_eq!(p as usize % HUGE_PAGE, 0, "size {size}");
+            }
+            // SAFETY: the block holds `size` bytes.
+            let all = unsafe { std::slice::from_raw_parts_mut(p, size) };
+            assert!(all.iter().all(|&b| b == 0), "size {size}");
+            all.fill(0x5a);
+            assert_eq!(all[size - 1], 0x5a);
+        }
+    }
 
     #[test]
     fn flag_rules() {

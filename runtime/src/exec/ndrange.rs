@@ -215,8 +215,12 @@ impl NdJob {
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
                     let (args, local, scratch) =
                         *prepared.get_or_insert_with(|| self.prepare(memory));
-                    for index in chunk.clone() {
-                        self.run_group(index, args, local, scratch);
+                    // Group ids from the linear index once per chunk, then counted up
+                    // (no divisions per group).
+                    let mut group = self.group_of(chunk.start);
+                    for _ in chunk.clone() {
+                        self.run_group(group, args, local, scratch);
+                        self.advance(&mut group);
                     }
                 }));
                 if let Err(payload) = outcome {
@@ -253,13 +257,33 @@ impl NdJob {
         (args, local, scratch)
     }
 
-    fn run_group(&self, index: usize, args: *const u8, local: *mut u8, scratch: *mut u8) {
+    /// The 3-D group id of linear group `index` (dimension 0 fastest).
+    fn group_of(&self, index: usize) -> [usize; 3] {
+        let mut group = [0usize; 3];
+        let mut rest = index;
+        for (g, &n) in group.iter_mut().zip(&self.groups) {
+            *g = rest % n;
+            rest /= n;
+        }
+        group
+    }
+
+    /// Steps `group` to the next linear group id.
+    fn advance(&self, group: &mut [usize; 3]) {
+        for (g, &n) in group.iter_mut().zip(&self.groups) {
+            *g += 1;
+            if *g < n {
+                return;
+            }
+            *g = 0;
+        }
+    }
+
+    fn run_group(&self, group: [usize; 3], args: *const u8, local: *mut u8, scratch: *mut u8) {
         let mut group_id = [0u64; 3];
         let mut local_size = [1u64; 3];
-        let mut rest = index;
         for d in 0..3 {
-            let g = rest % self.groups[d];
-            rest /= self.groups[d];
+            let g = group[d];
             group_id[d] = g as u64;
             let first = g * self.enqueued[d];
             local_size[d] = self.enqueued[d].min(self.global[d] - first) as u64;
