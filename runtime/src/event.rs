@@ -50,6 +50,9 @@ pub struct Event {
     done: Condvar,
     /// Profiling timestamps: queued, submitted, started, ended (ns, CLOCK_MONOTONIC).
     times: [AtomicU64; 4],
+    /// Whether the timestamps are recorded (command events of profiling queues; the
+    /// others stay 0 and save reading the clock).
+    profiled: bool,
 }
 
 impl ApiObject for Event {
@@ -95,7 +98,8 @@ impl Event {
         command_type: cl_command_type,
         status: cl_int,
     ) -> Arc<Event> {
-        let now = now_ns();
+        let profiled = queue.as_ref().is_some_and(|q| q.profiling());
+        let now = if profiled { now_ns() } else { 0 };
         Arc::new(Event {
             header: ApiHeader::new(ObjectKind::Event),
             context,
@@ -114,6 +118,7 @@ impl Event {
                 AtomicU64::new(now),
                 AtomicU64::new(now),
             ],
+            profiled,
         })
     }
 
@@ -135,7 +140,7 @@ impl Event {
     /// Moves the status forward to `status` (ignored if it is not a step forward),
     /// then runs the callbacks and hooks it triggers.
     pub fn set_status(&self, status: cl_int) {
-        let now = now_ns();
+        let now = if self.profiled { now_ns() } else { 0 };
         let (callbacks, hooks) = {
             let mut st = self.state.lock();
             if st.status <= CL_COMPLETE || status >= st.status {

@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -92,11 +92,23 @@ pub fn is_worker() -> bool {
     IS_WORKER.with(|w| w.get())
 }
 
+/// Whether a `fork()` handler clears [`POOL`] in the child, so that the pool need not
+/// compare process ids (a system call) on every use.
+static FORK_HANDLER: AtomicBool = AtomicBool::new(false);
+
+/// Runs in the child after `fork()`: the child has none of the parent's workers.
+extern "C" fn forget_pool_in_child() {
+    POOL.store(std::ptr::null_mut(), Ordering::Release);
+}
+
 /// This process's pool, if it has been started.
 fn current_pool() -> Option<&'static Shared> {
     let ptr = POOL.load(Ordering::Acquire);
     // SAFETY: a non-null POOL points at a leaked, never freed `Shared`.
     let shared = unsafe { ptr.as_ref() }?;
+    if FORK_HANDLER.load(Ordering::Relaxed) {
+        return Some(shared);
+    }
     (shared.pid == std::process::id()).then_some(shared)
 }
 
@@ -133,6 +145,12 @@ fn pool() -> &'static Shared {
         }
     }
     POOL.store(std::ptr::from_ref(shared).cast_mut(), Ordering::Release);
+    if !FORK_HANDLER.load(Ordering::Relaxed) {
+        // SAFETY: registers a handler that only stores to an atomic (async-signal-safe).
+        let registered =
+            unsafe { libc::pthread_atfork(None, None, Some(forget_pool_in_child)) } == 0;
+        FORK_HANDLER.store(registered, Ordering::Relaxed);
+    }
     shared
 }
 
