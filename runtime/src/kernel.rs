@@ -195,11 +195,11 @@ impl Kernel {
             .unwrap_or(0)
     }
 
-    /// Sub-groups in a work-group of `local` work-items: sub-groups do not span rows of
-    /// dimension 0 (`CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE`).
+    /// Sub-groups in a work-group of `local` work-items
+    /// (`CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE`): the jit's linear mapping, so the
+    /// answer always equals what `get_num_sub_groups()` returns in the kernel.
     pub fn sub_group_count(&self, local: [usize; 3]) -> usize {
-        let w = self.compiled.info.sub_group_width as usize;
-        local[0].div_ceil(w) * local[1] * local[2]
+        self.compiled.info.num_sub_groups(local)
     }
 
     /// `CL_KERNEL_WORK_GROUP_SIZE`.
