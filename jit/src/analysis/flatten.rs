@@ -257,9 +257,15 @@ fn rename_term(t: &Terminator, r: &impl Fn(Id) -> Id) -> Terminator {
     }
 }
 
-/// Applies `r` to every id operand of `inst` (not to its result).
+/// Applies `r` to every id operand of `inst` and, for phis, to the predecessor labels
+/// too (an inlined body's blocks are renamed, so its phis must name the new labels).
 fn rename_inst(inst: &Inst, r: &impl Fn(Id) -> Id) -> Inst {
     let mut i = inst.clone();
     crate::analysis::for_each_operand_mut(&mut i.op, |id| *id = r(*id));
+    if let Op::Phi(inc) = &mut i.op {
+        for (_, pred) in inc.iter_mut() {
+            *pred = r(*pred);
+        }
+    }
     i
 }
