@@ -843,6 +843,9 @@ impl Decoder {
             S::LogicalEqual => bin(BinOp::LogicalEqual)?,
             S::LogicalNotEqual => bin(BinOp::LogicalNotEqual)?,
             S::IEqual => bin(BinOp::IEqual)?,
+            // Pointers are 64-bit addresses in every storage class we support.
+            S::PtrEqual => bin(BinOp::IEqual)?,
+            S::PtrNotEqual => bin(BinOp::INotEqual)?,
             S::INotEqual => bin(BinOp::INotEqual)?,
             S::UGreaterThan => bin(BinOp::UGreaterThan)?,
             S::SGreaterThan => bin(BinOp::SGreaterThan)?,
