@@ -26,8 +26,14 @@ fn main() {
     println!("cargo:rerun-if-changed={}", head.display());
     if let Ok(text) = std::fs::read_to_string(&head) {
         if let Some(r) = text.strip_prefix("ref: ") {
-            println!("cargo:rerun-if-changed={}", git_dir.join(r.trim()).display());
+            println!(
+                "cargo:rerun-if-changed={}",
+                git_dir.join(r.trim()).display()
+            );
         }
     }
-    println!("cargo:rerun-if-changed={}", git_dir.join("packed-refs").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        git_dir.join("packed-refs").display()
+    );
 }

@@ -125,7 +125,7 @@ kernel void reduce(global const float* in, global float* out) {
     }
     let k = kernel(&p, "reduce");
     assert!(k.info.has_barriers);
-    assert_eq!(k.info.static_local_bytes >= 256, true);
+    assert!(k.info.static_local_bytes >= 256);
     let n = 64 * 8;
     let mut inp: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
     let mut out = vec![0f32; 8];
