@@ -273,6 +273,23 @@ impl Pending {
         true
     }
 
+    /// Whether the calling thread has stack enough to run this command: kernels keep
+    /// every lane's private arrays on the stack, and pool workers have large stacks
+    /// while an application thread may not.
+    fn fits_this_stack(&self) -> bool {
+        let need = match &*self.command.lock() {
+            Some(Command::NdRange { launch, .. }) => {
+                let info = &launch.kernel.info;
+                (info.private_bytes_per_item)
+                    .saturating_mul(info.sub_group_width as usize)
+                    .saturating_mul(2)
+                    .saturating_add(HELP_STACK_MARGIN)
+            }
+            _ => return true,
+        };
+        exec::is_pool_worker() || stack_available().is_some_and(|free| free >= need)
+    }
+
     /// Runs the command unless another thread took it already (the pool task and the
     /// helping waiters race for it; exactly one runs it).
     fn run(&self) {
@@ -303,6 +320,44 @@ impl Pending {
                 }
             };
         self.event.set_status(status);
+    }
+}
+
+/// Stack a helping thread keeps free beyond a kernel's private arrays (spills, the
+/// runtime's own frames).
+const HELP_STACK_MARGIN: usize = 512 << 10;
+
+/// Bytes of stack left below the caller's frame, if the thread's stack is known.
+fn stack_available() -> Option<usize> {
+    thread_local! {
+        static STACK_LOW: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    }
+    let low = match STACK_LOW.with(|c| c.get()) {
+        Some(low) => low,
+        None => {
+            let low = stack_low_end()?;
+            STACK_LOW.with(|c| c.set(Some(low)));
+            low
+        }
+    };
+    let here = 0u8;
+    (std::ptr::addr_of!(here) as usize).checked_sub(low)
+}
+
+/// The lowest address of the calling thread's stack.
+fn stack_low_end() -> Option<usize> {
+    // SAFETY: `attr` is initialised by pthread_getattr_np before it is read and
+    // destroyed afterwards; the out-pointers point at live locals.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size = 0usize;
+        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        (ok && !addr.is_null()).then_some(addr as usize)
     }
 }
 
@@ -500,7 +555,10 @@ impl Queue {
                 return;
             }
             if let Some(pending) = self.take_ready() {
-                pending.run();
+                // A kernel too big for this thread's stack stays with the pool.
+                if pending.fits_this_stack() {
+                    pending.run();
+                }
                 deadline = None;
                 continue;
             }
