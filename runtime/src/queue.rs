@@ -610,6 +610,26 @@ mod tests {
     }
 
     #[test]
+    fn stack_room_is_measured_per_thread() {
+        let small = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(stack_available)
+            .expect("thread")
+            .join()
+            .expect("join")
+            .expect("stack known");
+        assert!(small > 0 && small < 256 << 10, "{small}");
+        let big = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(stack_available)
+            .expect("thread")
+            .join()
+            .expect("join")
+            .expect("stack known");
+        assert!(big > HELP_STACK_MARGIN && big < 8 << 20, "{big}");
+    }
+
+    #[test]
     fn rect_extent() {
         let r = RectCopy {
             src_origin: [1, 2, 0],
