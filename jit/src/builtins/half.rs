@@ -168,6 +168,38 @@ pub(super) fn register(r: &mut Registry) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn half_round_trip() {
+        for h in 0u16..=0xffff {
+            let f = half_to_f32(h as i16);
+            if f.is_nan() {
+                continue;
+            }
+            assert_eq!(
+                (|x: f32| f32_to_half_rte(x) as u16)(f),
+                h,
+                "half {h:#06x} -> {f}"
+            );
+            assert_eq!((|x: f32| f32_to_half_rtz(x) as u16)(f), h);
+            assert_eq!((|x: f32| f32_to_half_rtp(x) as u16)(f), h);
+            assert_eq!((|x: f32| f32_to_half_rtn(x) as u16)(f), h);
+        }
+    }
+
+    #[test]
+    fn half_rounding_modes() {
+        // 1 + 2^-11 is halfway between 1 and the next half (1 + 2^-10).
+        let x = 1.0f32 + 2f32.powi(-11);
+        assert_eq!((|x: f32| f32_to_half_rte(x) as u16)(x), 0x3c00);
+        assert_eq!((|x: f32| f32_to_half_rtp(x) as u16)(x), 0x3c01);
+        assert_eq!((|x: f32| f32_to_half_rtz(x) as u16)(x), 0x3c00);
+        assert_eq!((|x: f32| f32_to_half_rtn(x) as u16)(-x), 0xbc01);
+        assert_eq!((|x: f32| f32_to_half_rte(x) as u16)(1e6), 0x7c00);
+        assert_eq!((|x: f32| f32_to_half_rtz(x) as u16)(1e6), 0x7bff);
+        assert_eq!((|x: f32| f32_to_half_rte(x) as u16)(f32::from_bits(1)), 0);
+        assert_eq!((|x: f32| f32_to_half_rtp(x) as u16)(f32::from_bits(1)), 1);
+    }
+
     /// Every finite half value in increasing order, as (value, bits), from -65504 to 65504.
     fn sorted_halves() -> Vec<(f64, u16)> {
         let mut v: Vec<(f64, u16)> = (0..=0xffffu16)

@@ -103,14 +103,12 @@ impl Tr<'_, '_> {
                 let raw = self.load_leaves(&addr, &hel, &offs, private)?;
                 let mut leaves = Vec::new();
                 for (l, e) in raw.iter().zip(elems.iter()) {
-                    let sym = if *e == Elem::F64 {
-                        "cranecl_half_to_double"
-                    } else {
-                        "cranecl_half_to_float"
-                    };
+                    let nf = builtins::half_from(scalar_of(*e))
+                        .ok_or_else(|| CompileError::unsupported(format!("vload_half to {e:?}")))?;
+                    // The builtins' ABI: i16 arguments arrive sign-extended.
                     let f = self.import_fn(
-                        sym,
-                        &[AbiParam::new(types::I16).uext()],
+                        nf.symbol,
+                        &[AbiParam::new(types::I16).sext()],
                         &[AbiParam::new(e.scalar())],
                     )?;
                     leaves.push(self.per_lane(&[(Elem::I16, l)], *e, |t, x| {
@@ -139,7 +137,12 @@ impl Tr<'_, '_> {
                     0
                 };
                 // FPRoundingMode: 0 rte, 1 rtz, 2 rtp, 3 rtn.
-                let suffix = ["rte", "rtz", "rtp", "rtn"][(mode as usize).min(3)];
+                let rounding = [
+                    rspirv::spirv::FPRoundingMode::RTE,
+                    rspirv::spirv::FPRoundingMode::RTZ,
+                    rspirv::spirv::FPRoundingMode::RTP,
+                    rspirv::spirv::FPRoundingMode::RTN,
+                ][(mode as usize).min(3)];
                 let n = data.elems.len() as i64;
                 let stride_n = if matches!(op, C::vstorea_halfn | C::vstorea_halfn_r) && n == 3 {
                     4
@@ -149,20 +152,13 @@ impl Tr<'_, '_> {
                 let addr = self.scaled_address(&p, &off, stride_n * 2);
                 let mut halves = Vec::new();
                 for (l, e) in data.leaves.iter().zip(data.elems.iter()) {
-                    let sym: &'static str = match (*e == Elem::F64, suffix) {
-                        (false, "rte") => "cranecl_float_to_half_rte",
-                        (false, "rtz") => "cranecl_float_to_half_rtz",
-                        (false, "rtp") => "cranecl_float_to_half_rtp",
-                        (false, _) => "cranecl_float_to_half_rtn",
-                        (true, "rte") => "cranecl_double_to_half_rte",
-                        (true, "rtz") => "cranecl_double_to_half_rtz",
-                        (true, "rtp") => "cranecl_double_to_half_rtp",
-                        (true, _) => "cranecl_double_to_half_rtn",
-                    };
+                    let nf = builtins::half_to(scalar_of(*e), rounding).ok_or_else(|| {
+                        CompileError::unsupported(format!("vstore_half from {e:?}"))
+                    })?;
                     let f = self.import_fn(
-                        sym,
+                        nf.symbol,
                         &[AbiParam::new(e.scalar())],
-                        &[AbiParam::new(types::I16).uext()],
+                        &[AbiParam::new(types::I16).sext()],
                     )?;
                     halves.push(self.per_lane(&[(*e, l)], Elem::I16, |t, x| {
                         let c = t.b.ins().call(f, &[x[0]]);
