@@ -175,14 +175,10 @@ mod tests {
             if f.is_nan() {
                 continue;
             }
-            assert_eq!(
-                (|x: f32| f32_to_half_rte(x) as u16)(f),
-                h,
-                "half {h:#06x} -> {f}"
-            );
-            assert_eq!((|x: f32| f32_to_half_rtz(x) as u16)(f), h);
-            assert_eq!((|x: f32| f32_to_half_rtp(x) as u16)(f), h);
-            assert_eq!((|x: f32| f32_to_half_rtn(x) as u16)(f), h);
+            assert_eq!(f32_to_half_rte(f) as u16, h, "half {h:#06x} -> {f}");
+            assert_eq!(f32_to_half_rtz(f) as u16, h);
+            assert_eq!(f32_to_half_rtp(f) as u16, h);
+            assert_eq!(f32_to_half_rtn(f) as u16, h);
         }
     }
 
@@ -190,14 +186,14 @@ mod tests {
     fn half_rounding_modes() {
         // 1 + 2^-11 is halfway between 1 and the next half (1 + 2^-10).
         let x = 1.0f32 + 2f32.powi(-11);
-        assert_eq!((|x: f32| f32_to_half_rte(x) as u16)(x), 0x3c00);
-        assert_eq!((|x: f32| f32_to_half_rtp(x) as u16)(x), 0x3c01);
-        assert_eq!((|x: f32| f32_to_half_rtz(x) as u16)(x), 0x3c00);
-        assert_eq!((|x: f32| f32_to_half_rtn(x) as u16)(-x), 0xbc01);
-        assert_eq!((|x: f32| f32_to_half_rte(x) as u16)(1e6), 0x7c00);
-        assert_eq!((|x: f32| f32_to_half_rtz(x) as u16)(1e6), 0x7bff);
-        assert_eq!((|x: f32| f32_to_half_rte(x) as u16)(f32::from_bits(1)), 0);
-        assert_eq!((|x: f32| f32_to_half_rtp(x) as u16)(f32::from_bits(1)), 1);
+        assert_eq!(f32_to_half_rte(x) as u16, 0x3c00);
+        assert_eq!(f32_to_half_rtp(x) as u16, 0x3c01);
+        assert_eq!(f32_to_half_rtz(x) as u16, 0x3c00);
+        assert_eq!(f32_to_half_rtn(-x) as u16, 0xbc01);
+        assert_eq!(f32_to_half_rte(1e6) as u16, 0x7c00);
+        assert_eq!(f32_to_half_rtz(1e6) as u16, 0x7bff);
+        assert_eq!(f32_to_half_rte(f32::from_bits(1)) as u16, 0);
+        assert_eq!(f32_to_half_rtp(f32::from_bits(1)) as u16, 1);
     }
 
     /// Every finite half value in increasing order, as (value, bits), from -65504 to 65504.
