@@ -491,46 +491,59 @@ impl Tr<'_, '_> {
             .index
             .get(&to)
             .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
+        for (r, v, val, accs) in self.edge_phi_inputs(from, ti)? {
+            for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
+                match acc {
+                    PhiAcc::U(var, _) => {
+                        let Lv::U(x) = lv else {
+                            return Err(uniform_phi_gets_varying(r, v));
+                        };
+                        self.b.def_var(*var, *x);
+                    }
+                    PhiAcc::V(vars, _) => {
+                        let ch = self.chunks_of(*e, lv);
+                        for (var, c) in vars.iter().zip(ch) {
+                            self.b.def_var(*var, c);
+                        }
+                    }
+                    PhiAcc::A(var, s, _) => match lv {
+                        Lv::A(x, t) if t == s => self.b.def_var(*var, *x),
+                        _ => {
+                            // The analysis promised an affine value: retry without.
+                            self.shape_conflict = true;
+                        }
+                    },
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The phis of block `ti` fed along the edge from block `from`, with what flows
+    /// in: (phi, incoming id, its value, the phi's accumulators). Reading every input
+    /// before any accumulator is written is what a phi's parallel copy means (values
+    /// and accumulators are separate variables, so the order is not observable).
+    fn edge_phi_inputs(
+        &mut self,
+        from: usize,
+        ti: usize,
+    ) -> Result<Vec<(Id, Id, Val, Vec<PhiAcc>)>, CompileError> {
         let from_label = self.f.blocks[from].label;
         let f = self.f;
+        let mut inputs = Vec::new();
         for inst in &f.blocks[ti].insts {
             let (Op::Phi(inc), Some(r)) = (&inst.op, inst.result) else {
                 continue;
             };
             for (v, pred) in inc {
-                if *pred != from_label {
-                    continue;
-                }
-                let val = self.get(*v)?;
-                let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
-                for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
-                    match acc {
-                        PhiAcc::U(var, _) => {
-                            let Lv::U(x) = lv else {
-                                return Err(CompileError::codegen(format!(
-                                    "internal: uniform phi %{r} receives a varying value %{v}"
-                                )));
-                            };
-                            self.b.def_var(*var, *x);
-                        }
-                        PhiAcc::V(vars, _) => {
-                            let ch = self.chunks_of(*e, lv);
-                            for (var, c) in vars.iter().zip(ch) {
-                                self.b.def_var(*var, c);
-                            }
-                        }
-                        PhiAcc::A(var, s, _) => match lv {
-                            Lv::A(x, t) if t == s => self.b.def_var(*var, *x),
-                            _ => {
-                                // The analysis promised an affine value: retry without.
-                                self.shape_conflict = true;
-                            }
-                        },
-                    }
+                if *pred == from_label {
+                    let val = self.get(*v)?;
+                    let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
+                    inputs.push((r, *v, val, accs));
                 }
             }
         }
-        Ok(())
+        Ok(inputs)
     }
 
     fn state(&self) -> &BodyState {
@@ -702,68 +715,40 @@ impl Tr<'_, '_> {
                 }
             }
         }
-        let from_label = self.f.blocks[from].label;
-        let f = self.f;
+        // "Any lane takes this edge", computed once and only if a scalar phi needs it.
         let mut any: Option<Value> = None;
-        for inst in &f.blocks[ti].insts {
-            let (Op::Phi(inc), Some(r)) = (&inst.op, inst.result) else {
-                continue;
-            };
-            for (v, pred) in inc {
-                if *pred != from_label {
-                    continue;
-                }
-                let val = self.get(*v)?;
-                let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
-                for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
-                    match acc {
-                        PhiAcc::U(var, _) => {
-                            let Lv::U(x) = lv else {
-                                return Err(CompileError::codegen(format!(
-                                    "internal: uniform phi %{r} receives a varying value %{v}"
-                                )));
-                            };
-                            let a = match any {
-                                Some(a) => a,
-                                None => {
-                                    let a = self.mask_any(em);
-                                    any = Some(a);
-                                    a
-                                }
-                            };
-                            let old = self.b.use_var(*var);
-                            let new = self.b.ins().select(a, *x, old);
-                            self.b.def_var(*var, new);
-                        }
-                        PhiAcc::V(vars, _) => {
-                            let olds: Vec<Value> =
-                                vars.iter().map(|v| self.b.use_var(*v)).collect();
-                            let new = self.select_vec(*e, em, lv, &Lv::V(olds));
-                            if let Lv::V(chunks) = new {
-                                for (var, c) in vars.iter().zip(chunks) {
-                                    self.b.def_var(*var, c);
-                                }
-                            }
-                        }
-                        // Affine header phi: every lane taking this (only) back edge or
-                        // entry is in the same iteration, so the base is shared.
-                        PhiAcc::A(var, s, _) => match lv {
-                            Lv::A(x, t) if t == s => {
-                                let a = match any {
-                                    Some(a) => a,
-                                    None => {
-                                        let a = self.mask_any(em);
-                                        any = Some(a);
-                                        a
-                                    }
-                                };
-                                let old = self.b.use_var(*var);
-                                let new = self.b.ins().select(a, *x, old);
-                                self.b.def_var(*var, new);
-                            }
-                            _ => self.shape_conflict = true,
-                        },
+        for (r, v, val, accs) in self.edge_phi_inputs(from, ti)? {
+            for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
+                // A uniform phi, or an affine header phi (every lane taking this (only)
+                // back edge or entry is in the same iteration, so the base is shared):
+                // one scalar, replaced when any lane takes the edge.
+                let scalar = match (acc, lv) {
+                    (PhiAcc::U(var, _), Lv::U(x)) => Some((*var, *x)),
+                    (PhiAcc::U(..), _) => return Err(uniform_phi_gets_varying(r, v)),
+                    (PhiAcc::A(var, s, _), Lv::A(x, t)) if t == s => Some((*var, *x)),
+                    (PhiAcc::A(..), _) => {
+                        self.shape_conflict = true;
+                        None
                     }
+                    (PhiAcc::V(vars, _), _) => {
+                        let olds: Vec<Value> = vars.iter().map(|v| self.b.use_var(*v)).collect();
+                        let new = self.select_vec(*e, em, lv, &Lv::V(olds));
+                        if let Lv::V(chunks) = new {
+                            for (var, c) in vars.iter().zip(chunks) {
+                                self.b.def_var(*var, c);
+                            }
+                        }
+                        None
+                    }
+                };
+                if let Some((var, x)) = scalar {
+                    let a = match any {
+                        Some(a) => a,
+                        None => *any.insert(self.mask_any(em)),
+                    };
+                    let old = self.b.use_var(var);
+                    let new = self.b.ins().select(a, x, old);
+                    self.b.def_var(var, new);
                 }
             }
         }
@@ -917,4 +902,12 @@ impl Tr<'_, '_> {
     pub(crate) fn slots_of(&self, id: Id) -> Option<Vec<Slot>> {
         self.vals.get(&id).cloned()
     }
+}
+
+/// The internal error of a uniform phi fed a varying value (the uniformity analysis and
+/// the lowering disagree).
+fn uniform_phi_gets_varying(phi: Id, value: Id) -> CompileError {
+    CompileError::codegen(format!(
+        "internal: uniform phi %{phi} receives a varying value %{value}"
+    ))
 }
