@@ -491,7 +491,13 @@ impl Tr<'_, '_> {
             .index
             .get(&to)
             .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
-        for (r, v, val, accs) in self.edge_phi_inputs(from, ti)? {
+        for EdgePhiInput {
+            phi: r,
+            from: v,
+            val,
+            accs,
+        } in self.edge_phi_inputs(from, ti)?
+        {
             for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
                 match acc {
                     PhiAcc::U(var, _) => {
@@ -520,14 +526,14 @@ impl Tr<'_, '_> {
     }
 
     /// The phis of block `ti` fed along the edge from block `from`, with what flows
-    /// in: (phi, incoming id, its value, the phi's accumulators). Reading every input
+    /// in. Reading every input
     /// before any accumulator is written is what a phi's parallel copy means (values
     /// and accumulators are separate variables, so the order is not observable).
     fn edge_phi_inputs(
         &mut self,
         from: usize,
         ti: usize,
-    ) -> Result<Vec<(Id, Id, Val, Vec<PhiAcc>)>, CompileError> {
+    ) -> Result<Vec<EdgePhiInput>, CompileError> {
         let from_label = self.f.blocks[from].label;
         let f = self.f;
         let mut inputs = Vec::new();
@@ -539,7 +545,12 @@ impl Tr<'_, '_> {
                 if *pred == from_label {
                     let val = self.get(*v)?;
                     let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
-                    inputs.push((r, *v, val, accs));
+                    inputs.push(EdgePhiInput {
+                        phi: r,
+                        from: *v,
+                        val,
+                        accs,
+                    });
                 }
             }
         }
@@ -717,7 +728,13 @@ impl Tr<'_, '_> {
         }
         // "Any lane takes this edge", computed once and only if a scalar phi needs it.
         let mut any: Option<Value> = None;
-        for (r, v, val, accs) in self.edge_phi_inputs(from, ti)? {
+        for EdgePhiInput {
+            phi: r,
+            from: v,
+            val,
+            accs,
+        } in self.edge_phi_inputs(from, ti)?
+        {
             for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
                 // A uniform phi, or an affine header phi (every lane taking this (only)
                 // back edge or entry is in the same iteration, so the base is shared):
@@ -902,6 +919,16 @@ impl Tr<'_, '_> {
     pub(crate) fn slots_of(&self, id: Id) -> Option<Vec<Slot>> {
         self.vals.get(&id).cloned()
     }
+}
+
+/// One phi fed along one CFG edge.
+struct EdgePhiInput {
+    phi: Id,
+    /// The incoming value's id.
+    from: Id,
+    val: Val,
+    /// The phi's accumulator variables.
+    accs: Vec<PhiAcc>,
 }
 
 /// The internal error of a uniform phi fed a varying value (the uniformity analysis and
