@@ -1,0 +1,383 @@
+//! One function-body instruction (not a terminator) into an [`Op`]; an instruction we
+//! do not implement is an `Unsupported` error naming it.
+
+use rspirv::dr::{self, Operand};
+use rspirv::spirv::{self, Op as SOp};
+
+use super::operands::*;
+use super::{malformed, unsupported, Decoder};
+use crate::spirv::*;
+use crate::CompileError;
+
+impl Decoder {
+    pub(super) fn inst(&self, inst: &dr::Instruction) -> Result<Op, CompileError> {
+        use SOp as S;
+        let o = inst.class.opcode;
+        let bin = |b: BinOp| -> Result<Op, CompileError> {
+            Ok(Op::Binary(b, id_at(inst, 0)?, id_at(inst, 1)?))
+        };
+        let un = |u: UnOp| -> Result<Op, CompileError> { Ok(Op::Unary(u, id_at(inst, 0)?)) };
+        let decos = inst.result_id.and_then(|r| self.m.decorations.get(&r));
+        let conv = |c: ConvOp| -> Result<Op, CompileError> {
+            Ok(Op::Convert {
+                op: c,
+                value: id_at(inst, 0)?,
+                saturate: decos.is_some_and(|d| d.saturated)
+                    || matches!(c, ConvOp::SatSToU | ConvOp::SatUToS),
+                rounding: decos.and_then(|d| d.rounding),
+            })
+        };
+        let align_of = |i: usize| -> u32 {
+            // Memory operands: mask then (for Aligned) the alignment literal.
+            match (inst.operands.get(i), inst.operands.get(i + 1)) {
+                (Some(Operand::MemoryAccess(m)), Some(Operand::LiteralBit32(a)))
+                    if m.contains(spirv::MemoryAccess::ALIGNED) =>
+                {
+                    *a
+                }
+                _ => 0,
+            }
+        };
+        let group = |g: GroupOp, with_mode: bool| -> Result<Op, CompileError> {
+            let scope = id_at(inst, 0)?;
+            if with_mode {
+                let mode = match inst.operands.get(1) {
+                    Some(Operand::GroupOperation(spirv::GroupOperation::Reduce)) => {
+                        GroupMode::Reduce
+                    }
+                    Some(Operand::GroupOperation(spirv::GroupOperation::InclusiveScan)) => {
+                        GroupMode::InclusiveScan
+                    }
+                    Some(Operand::GroupOperation(spirv::GroupOperation::ExclusiveScan)) => {
+                        GroupMode::ExclusiveScan
+                    }
+                    other => {
+                        return Err(unsupported(format!(
+                            "unsupported group operation {other:?}"
+                        )))
+                    }
+                };
+                Ok(Op::Group {
+                    op: g,
+                    scope,
+                    mode: Some(mode),
+                    args: ids_from(inst, 2)?,
+                })
+            } else {
+                Ok(Op::Group {
+                    op: g,
+                    scope,
+                    mode: None,
+                    args: ids_from(inst, 1)?,
+                })
+            }
+        };
+        let intel = |g: GroupOp| -> Result<Op, CompileError> {
+            Ok(Op::Group {
+                op: g,
+                scope: 0,
+                mode: None,
+                args: ids_from(inst, 0)?,
+            })
+        };
+        let atomic = |a: AtomicOp, nargs_skip: usize| -> Result<Op, CompileError> {
+            Ok(Op::Atomic {
+                op: a,
+                ptr: id_at(inst, 0)?,
+                scope: id_at(inst, 1)?,
+                args: ids_from(inst, nargs_skip)?,
+            })
+        };
+        Ok(match o {
+            S::Nop
+            | S::Line
+            | S::NoLine
+            | S::LifetimeStart
+            | S::LifetimeStop
+            | S::AssumeTrueKHR
+            | S::Name => Op::Nop,
+            S::IAdd => bin(BinOp::IAdd)?,
+            S::ISub => bin(BinOp::ISub)?,
+            S::IMul => bin(BinOp::IMul)?,
+            S::UDiv => bin(BinOp::UDiv)?,
+            S::SDiv => bin(BinOp::SDiv)?,
+            S::UMod => bin(BinOp::UMod)?,
+            S::SRem => bin(BinOp::SRem)?,
+            S::SMod => bin(BinOp::SMod)?,
+            S::FAdd => bin(BinOp::FAdd)?,
+            S::FSub => bin(BinOp::FSub)?,
+            S::FMul => bin(BinOp::FMul)?,
+            S::FDiv => bin(BinOp::FDiv)?,
+            S::FRem => bin(BinOp::FRem)?,
+            S::FMod => bin(BinOp::FMod)?,
+            S::ShiftLeftLogical => bin(BinOp::Shl)?,
+            S::ShiftRightLogical => bin(BinOp::LShr)?,
+            S::ShiftRightArithmetic => bin(BinOp::AShr)?,
+            S::BitwiseAnd => bin(BinOp::And)?,
+            S::BitwiseOr => bin(BinOp::Or)?,
+            S::BitwiseXor => bin(BinOp::Xor)?,
+            S::LogicalAnd => bin(BinOp::LogicalAnd)?,
+            S::LogicalOr => bin(BinOp::LogicalOr)?,
+            S::LogicalEqual => bin(BinOp::LogicalEqual)?,
+            S::LogicalNotEqual => bin(BinOp::LogicalNotEqual)?,
+            S::IEqual => bin(BinOp::IEqual)?,
+            // Pointers are 64-bit addresses in every storage class we support.
+            S::PtrEqual => bin(BinOp::IEqual)?,
+            S::PtrNotEqual => bin(BinOp::INotEqual)?,
+            S::INotEqual => bin(BinOp::INotEqual)?,
+            S::UGreaterThan => bin(BinOp::UGreaterThan)?,
+            S::SGreaterThan => bin(BinOp::SGreaterThan)?,
+            S::UGreaterThanEqual => bin(BinOp::UGreaterThanEqual)?,
+            S::SGreaterThanEqual => bin(BinOp::SGreaterThanEqual)?,
+            S::ULessThan => bin(BinOp::ULessThan)?,
+            S::SLessThan => bin(BinOp::SLessThan)?,
+            S::ULessThanEqual => bin(BinOp::ULessThanEqual)?,
+            S::SLessThanEqual => bin(BinOp::SLessThanEqual)?,
+            S::FOrdEqual => bin(BinOp::FOrdEqual)?,
+            S::FUnordEqual => bin(BinOp::FUnordEqual)?,
+            S::FOrdNotEqual => bin(BinOp::FOrdNotEqual)?,
+            S::FUnordNotEqual => bin(BinOp::FUnordNotEqual)?,
+            S::FOrdLessThan => bin(BinOp::FOrdLessThan)?,
+            S::FUnordLessThan => bin(BinOp::FUnordLessThan)?,
+            S::FOrdGreaterThan => bin(BinOp::FOrdGreaterThan)?,
+            S::FUnordGreaterThan => bin(BinOp::FUnordGreaterThan)?,
+            S::FOrdLessThanEqual => bin(BinOp::FOrdLessThanEqual)?,
+            S::FUnordLessThanEqual => bin(BinOp::FUnordLessThanEqual)?,
+            S::FOrdGreaterThanEqual => bin(BinOp::FOrdGreaterThanEqual)?,
+            S::FUnordGreaterThanEqual => bin(BinOp::FUnordGreaterThanEqual)?,
+            S::Ordered => bin(BinOp::Ordered)?,
+            S::Unordered => bin(BinOp::Unordered)?,
+            S::LessOrGreater => bin(BinOp::LessOrGreater)?,
+            S::SNegate => un(UnOp::SNegate)?,
+            S::FNegate => un(UnOp::FNegate)?,
+            S::Not => un(UnOp::Not)?,
+            S::LogicalNot => un(UnOp::LogicalNot)?,
+            S::IsNan => un(UnOp::IsNan)?,
+            S::IsInf => un(UnOp::IsInf)?,
+            S::IsFinite => un(UnOp::IsFinite)?,
+            S::IsNormal => un(UnOp::IsNormal)?,
+            S::SignBitSet => un(UnOp::SignBitSet)?,
+            S::BitCount => un(UnOp::BitCount)?,
+            S::BitReverse => un(UnOp::BitReverse)?,
+            S::Any => un(UnOp::Any)?,
+            S::All => un(UnOp::All)?,
+            S::ConvertFToU => conv(ConvOp::FToU)?,
+            S::ConvertFToS => conv(ConvOp::FToS)?,
+            S::ConvertSToF => conv(ConvOp::SToF)?,
+            S::ConvertUToF => conv(ConvOp::UToF)?,
+            S::UConvert => conv(ConvOp::UConvert)?,
+            S::SConvert => conv(ConvOp::SConvert)?,
+            S::FConvert => conv(ConvOp::FConvert)?,
+            S::SatConvertSToU => conv(ConvOp::SatSToU)?,
+            S::SatConvertUToS => conv(ConvOp::SatUToS)?,
+            S::Bitcast => Op::Bitcast(id_at(inst, 0)?),
+            S::ConvertPtrToU => Op::ConvertPtrToU(id_at(inst, 0)?),
+            S::ConvertUToPtr => Op::ConvertUToPtr(id_at(inst, 0)?),
+            S::PtrCastToGeneric | S::GenericCastToPtr | S::GenericCastToPtrExplicit => {
+                Op::PtrCast(id_at(inst, 0)?)
+            }
+            S::Select => Op::Select {
+                cond: id_at(inst, 0)?,
+                a: id_at(inst, 1)?,
+                b: id_at(inst, 2)?,
+            },
+            S::Phi => {
+                let ids = ids_from(inst, 0)?;
+                if ids.len() % 2 != 0 {
+                    return Err(malformed("OpPhi with an odd number of operands"));
+                }
+                Op::Phi(ids.chunks(2).map(|c| (c[0], c[1])).collect())
+            }
+            S::Load => Op::Load {
+                ptr: id_at(inst, 0)?,
+                align: align_of(1),
+            },
+            S::Store => Op::Store {
+                ptr: id_at(inst, 0)?,
+                value: id_at(inst, 1)?,
+                align: align_of(2),
+            },
+            S::CopyMemory => Op::CopyMemory {
+                dst: id_at(inst, 0)?,
+                src: id_at(inst, 1)?,
+                size: None,
+            },
+            S::CopyMemorySized => Op::CopyMemory {
+                dst: id_at(inst, 0)?,
+                src: id_at(inst, 1)?,
+                size: Some(id_at(inst, 2)?),
+            },
+            S::AccessChain | S::InBoundsAccessChain => Op::AccessChain {
+                base: id_at(inst, 0)?,
+                element: None,
+                indices: ids_from(inst, 1)?,
+            },
+            S::PtrAccessChain | S::InBoundsPtrAccessChain => Op::AccessChain {
+                base: id_at(inst, 0)?,
+                element: Some(id_at(inst, 1)?),
+                indices: ids_from(inst, 2)?,
+            },
+            S::CompositeExtract => Op::CompositeExtract {
+                composite: id_at(inst, 0)?,
+                indices: lits_from(inst, 1)?,
+            },
+            S::CompositeInsert => Op::CompositeInsert {
+                object: id_at(inst, 0)?,
+                composite: id_at(inst, 1)?,
+                indices: lits_from(inst, 2)?,
+            },
+            S::CompositeConstruct => Op::CompositeConstruct(ids_from(inst, 0)?),
+            S::VectorExtractDynamic => Op::VectorExtractDynamic {
+                vector: id_at(inst, 0)?,
+                index: id_at(inst, 1)?,
+            },
+            S::VectorInsertDynamic => Op::VectorInsertDynamic {
+                vector: id_at(inst, 0)?,
+                component: id_at(inst, 1)?,
+                index: id_at(inst, 2)?,
+            },
+            S::VectorShuffle => Op::VectorShuffle {
+                a: id_at(inst, 0)?,
+                b: id_at(inst, 1)?,
+                components: lits_from(inst, 2)?,
+            },
+            S::CopyObject => Op::CopyObject(id_at(inst, 0)?),
+            S::Dot => Op::Dot(id_at(inst, 0)?, id_at(inst, 1)?),
+            S::Variable => Op::Variable {
+                init: match inst.operands.get(1) {
+                    Some(Operand::IdRef(i)) => Some(*i),
+                    _ => None,
+                },
+            },
+            S::ExtInst => {
+                let set = id_at(inst, 0)?;
+                let opcode = lit_at(inst, 1)?;
+                match self.ext_sets.get(&set).map(String::as_str) {
+                    Some("OpenCL.std") => {
+                        if rspirv::spirv::OpenclStd100Op::from_u32(opcode).is_none() {
+                            return Err(unsupported(format!(
+                                "unknown OpenCL.std extended instruction {opcode}"
+                            )));
+                        }
+                        // vloadn (171) ends with the literal n; vstore_half_r (176),
+                        // vstore_halfn_r (178), vstorea_halfn_r (181) with a rounding mode.
+                        let n_lits = usize::from(matches!(opcode, 171 | 176 | 178 | 181));
+                        let total = inst.operands.len();
+                        let split = total.saturating_sub(n_lits).max(2);
+                        let lits = inst.operands[split..]
+                            .iter()
+                            .map(|o| match o {
+                                Operand::IdRef(v)
+                                | Operand::LiteralBit32(v)
+                                | Operand::LiteralExtInstInteger(v) => Ok(*v),
+                                other => {
+                                    Err(malformed(format!("OpenCL.std literal operand {other:?}")))
+                                }
+                            })
+                            .collect::<Result<Vec<u32>, _>>()?;
+                        Op::ExtInst {
+                            opcode,
+                            args: (2..split)
+                                .map(|i| id_at(inst, i))
+                                .collect::<Result<_, _>>()?,
+                            lits,
+                        }
+                    }
+                    Some(s) if s.starts_with("NonSemantic.") => Op::Nop,
+                    _ => return Err(malformed(format!("OpExtInst of unknown set %{set}"))),
+                }
+            }
+            S::FunctionCall => Op::Call {
+                function: id_at(inst, 0)?,
+                args: ids_from(inst, 1)?,
+            },
+            S::AtomicLoad => atomic(AtomicOp::Load, 3)?,
+            S::AtomicStore => atomic(AtomicOp::Store, 3)?,
+            S::AtomicExchange => atomic(AtomicOp::Exchange, 3)?,
+            // pointer, scope, equal semantics, unequal semantics, value, comparator
+            S::AtomicCompareExchange | S::AtomicCompareExchangeWeak => {
+                atomic(AtomicOp::CompareExchange, 4)?
+            }
+            S::AtomicIIncrement => atomic(AtomicOp::IIncrement, 3)?,
+            S::AtomicIDecrement => atomic(AtomicOp::IDecrement, 3)?,
+            S::AtomicIAdd => atomic(AtomicOp::IAdd, 3)?,
+            S::AtomicISub => atomic(AtomicOp::ISub, 3)?,
+            S::AtomicSMin => atomic(AtomicOp::SMin, 3)?,
+            S::AtomicUMin => atomic(AtomicOp::UMin, 3)?,
+            S::AtomicSMax => atomic(AtomicOp::SMax, 3)?,
+            S::AtomicUMax => atomic(AtomicOp::UMax, 3)?,
+            S::AtomicAnd => atomic(AtomicOp::And, 3)?,
+            S::AtomicOr => atomic(AtomicOp::Or, 3)?,
+            S::AtomicXor => atomic(AtomicOp::Xor, 3)?,
+            S::AtomicFAddEXT => atomic(AtomicOp::FAdd, 3)?,
+            S::AtomicFMinEXT => atomic(AtomicOp::FMin, 3)?,
+            S::AtomicFMaxEXT => atomic(AtomicOp::FMax, 3)?,
+            S::ControlBarrier => Op::ControlBarrier {
+                exec_scope: id_at(inst, 0)?,
+                mem_scope: id_at(inst, 1)?,
+            },
+            S::MemoryBarrier => Op::MemoryBarrier,
+            // scope, dst, src, num elements, stride, event
+            S::GroupAsyncCopy => Op::AsyncCopy {
+                dst: id_at(inst, 1)?,
+                src: id_at(inst, 2)?,
+                num: id_at(inst, 3)?,
+                stride: id_at(inst, 4)?,
+            },
+            // The copy is complete when OpGroupAsyncCopy returns.
+            S::GroupWaitEvents => Op::MemoryBarrier,
+            S::GroupAll => group(GroupOp::All, false)?,
+            S::GroupAny => group(GroupOp::Any, false)?,
+            S::GroupBroadcast => group(GroupOp::Broadcast, false)?,
+            S::GroupIAdd => group(GroupOp::IAdd, true)?,
+            S::GroupFAdd => group(GroupOp::FAdd, true)?,
+            S::GroupFMin => group(GroupOp::FMin, true)?,
+            S::GroupUMin => group(GroupOp::UMin, true)?,
+            S::GroupSMin => group(GroupOp::SMin, true)?,
+            S::GroupFMax => group(GroupOp::FMax, true)?,
+            S::GroupUMax => group(GroupOp::UMax, true)?,
+            S::GroupSMax => group(GroupOp::SMax, true)?,
+            S::GroupIMulKHR => group(GroupOp::IMul, true)?,
+            S::GroupFMulKHR => group(GroupOp::FMul, true)?,
+            S::GroupBitwiseAndKHR => group(GroupOp::And, true)?,
+            S::GroupBitwiseOrKHR => group(GroupOp::Or, true)?,
+            S::GroupBitwiseXorKHR => group(GroupOp::Xor, true)?,
+            S::GroupLogicalAndKHR => group(GroupOp::LogicalAnd, true)?,
+            S::GroupLogicalOrKHR => group(GroupOp::LogicalOr, true)?,
+            S::GroupLogicalXorKHR => group(GroupOp::LogicalXor, true)?,
+            S::GroupNonUniformElect => group(GroupOp::Elect, false)?,
+            S::GroupNonUniformAll => group(GroupOp::All, false)?,
+            S::GroupNonUniformAny => group(GroupOp::Any, false)?,
+            S::GroupNonUniformBroadcast => group(GroupOp::Broadcast, false)?,
+            S::GroupNonUniformShuffle => group(GroupOp::Shuffle, false)?,
+            S::GroupNonUniformShuffleXor => group(GroupOp::ShuffleXor, false)?,
+            S::GroupNonUniformIAdd => group(GroupOp::IAdd, true)?,
+            S::GroupNonUniformFAdd => group(GroupOp::FAdd, true)?,
+            S::GroupNonUniformIMul => group(GroupOp::IMul, true)?,
+            S::GroupNonUniformFMul => group(GroupOp::FMul, true)?,
+            S::GroupNonUniformSMin => group(GroupOp::SMin, true)?,
+            S::GroupNonUniformUMin => group(GroupOp::UMin, true)?,
+            S::GroupNonUniformFMin => group(GroupOp::FMin, true)?,
+            S::GroupNonUniformSMax => group(GroupOp::SMax, true)?,
+            S::GroupNonUniformUMax => group(GroupOp::UMax, true)?,
+            S::GroupNonUniformFMax => group(GroupOp::FMax, true)?,
+            S::GroupNonUniformBitwiseAnd => group(GroupOp::And, true)?,
+            S::GroupNonUniformBitwiseOr => group(GroupOp::Or, true)?,
+            S::GroupNonUniformBitwiseXor => group(GroupOp::Xor, true)?,
+            S::GroupNonUniformLogicalAnd => group(GroupOp::LogicalAnd, true)?,
+            S::GroupNonUniformLogicalOr => group(GroupOp::LogicalOr, true)?,
+            S::GroupNonUniformLogicalXor => group(GroupOp::LogicalXor, true)?,
+            S::SubgroupShuffleINTEL => intel(GroupOp::Shuffle)?,
+            S::SubgroupShuffleDownINTEL => intel(GroupOp::ShuffleDown)?,
+            S::SubgroupShuffleUpINTEL => intel(GroupOp::ShuffleUp)?,
+            S::SubgroupShuffleXorINTEL => intel(GroupOp::ShuffleXor)?,
+            S::SubgroupBlockReadINTEL => intel(GroupOp::BlockRead)?,
+            S::SubgroupBlockWriteINTEL => intel(GroupOp::BlockWrite)?,
+            other => {
+                return Err(unsupported(format!(
+                    "unsupported SPIR-V instruction Op{other:?}"
+                )))
+            }
+        })
+    }
+}

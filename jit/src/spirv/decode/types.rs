@@ -1,0 +1,190 @@
+//! The module-scope section: types, constants and global variables, each checked to
+//! name only types and constants declared before it.
+
+use rspirv::dr::{self, Operand};
+use rspirv::spirv::Op as SOp;
+
+use super::operands::*;
+use super::{malformed, unsupported, Decoder};
+use crate::spirv::*;
+use crate::CompileError;
+
+impl Decoder {
+    pub(super) fn type_or_global(&mut self, t: &dr::Instruction) -> Result<(), CompileError> {
+        let op = t.class.opcode;
+        let ty = match op {
+            SOp::TypeVoid => Some(Type::Void),
+            SOp::TypeBool => Some(Type::Bool),
+            SOp::TypeInt => {
+                let bits = lit_at(t, 0)?;
+                if ![8, 16, 32, 64].contains(&bits) {
+                    return Err(unsupported(format!("unsupported integer width {bits}")));
+                }
+                Some(Type::Int { bits })
+            }
+            SOp::TypeFloat => {
+                let bits = lit_at(t, 0)?;
+                if ![16, 32, 64].contains(&bits) {
+                    return Err(unsupported(format!("unsupported float width {bits}")));
+                }
+                Some(Type::Float { bits })
+            }
+            SOp::TypeVector => Some(Type::Vector {
+                elem: id_at(t, 0)?,
+                count: lit_at(t, 1)?,
+            }),
+            SOp::TypeArray => {
+                let len_id = id_at(t, 1)?;
+                let len = match self.m.constants.get(&len_id) {
+                    Some(Constant {
+                        value: ConstValue::Scalar(v),
+                        ..
+                    }) => *v,
+                    _ => {
+                        return Err(unsupported(
+                            "array type whose length is not a plain constant (specialization constants are not supported)",
+                        ))
+                    }
+                };
+                Some(Type::Array {
+                    elem: id_at(t, 0)?,
+                    len,
+                })
+            }
+            SOp::TypeRuntimeArray => Some(Type::RuntimeArray { elem: id_at(t, 0)? }),
+            SOp::TypeStruct => {
+                let id = result(t)?;
+                let packed = self.m.decorations.get(&id).is_some_and(|d| d.packed);
+                Some(Type::Struct {
+                    members: ids_from(t, 0)?,
+                    packed,
+                })
+            }
+            SOp::TypePointer => {
+                let Some(Operand::StorageClass(sc)) = t.operands.first() else {
+                    return Err(malformed("OpTypePointer without a storage class"));
+                };
+                Some(Type::Pointer {
+                    storage: storage_of(*sc)?,
+                    pointee: id_at(t, 1)?,
+                })
+            }
+            SOp::TypeFunction => Some(Type::Function {
+                ret: id_at(t, 0)?,
+                params: ids_from(t, 1)?,
+            }),
+            SOp::TypeEvent | SOp::TypeDeviceEvent | SOp::TypeReserveId | SOp::TypeQueue => {
+                Some(Type::Event)
+            }
+            SOp::TypeOpaque => Some(Type::Unsupported("opaque")),
+            SOp::TypeImage => Some(Type::Unsupported("image")),
+            SOp::TypeSampler => Some(Type::Unsupported("sampler")),
+            SOp::TypeSampledImage => Some(Type::Unsupported("sampled image")),
+            SOp::TypePipe => Some(Type::Unsupported("pipe")),
+            SOp::TypeForwardPointer => return Ok(()),
+            _ => None,
+        };
+        if let Some(ty) = ty {
+            // Composite types may only use types declared before them (no cycles: the
+            // layout and lowering recurse through them).
+            let parts: Vec<Id> = match &ty {
+                Type::Vector { elem, .. }
+                | Type::Array { elem, .. }
+                | Type::RuntimeArray { elem } => vec![*elem],
+                Type::Struct { members, .. } => members.clone(),
+                Type::Function { ret, params } => std::iter::once(*ret)
+                    .chain(params.iter().copied())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if let Some(bad) = parts.iter().find(|p| !self.m.types.contains_key(p)) {
+                return Err(malformed(format!(
+                    "type %{} uses %{bad}, which is not a type declared before it",
+                    result(t)?
+                )));
+            }
+            self.m.types.insert(result(t)?, ty);
+            return Ok(());
+        }
+        let value = match op {
+            SOp::Constant | SOp::SpecConstant => {
+                let v = match t.operands.first() {
+                    Some(Operand::LiteralBit32(v)) => u64::from(*v),
+                    Some(Operand::LiteralBit64(v)) => *v,
+                    other => return Err(malformed(format!("OpConstant with operand {other:?}"))),
+                };
+                ConstValue::Scalar(v)
+            }
+            SOp::ConstantTrue | SOp::SpecConstantTrue => ConstValue::Scalar(1),
+            SOp::ConstantFalse | SOp::SpecConstantFalse => ConstValue::Scalar(0),
+            SOp::ConstantNull => ConstValue::Null,
+            SOp::Undef => ConstValue::Undef,
+            SOp::ConstantComposite | SOp::SpecConstantComposite => {
+                ConstValue::Composite(ids_from(t, 0)?)
+            }
+            SOp::Variable => {
+                let id = result(t)?;
+                let ty = result_ty(t)?;
+                let Some(Operand::StorageClass(sc)) = t.operands.first() else {
+                    return Err(malformed("OpVariable without a storage class"));
+                };
+                let storage = storage_of(*sc)?;
+                let init = match t.operands.get(1) {
+                    Some(Operand::IdRef(i)) => Some(*i),
+                    _ => None,
+                };
+                let builtin = self.m.decorations.get(&id).and_then(|d| d.builtin);
+                if storage == Storage::Input && builtin.is_none() {
+                    return Err(unsupported(format!(
+                        "input variable {} is not a built-in",
+                        self.m.name_of(id)
+                    )));
+                }
+                let name = self.m.name_of(id);
+                self.m.globals.insert(
+                    id,
+                    GlobalVar {
+                        ty,
+                        storage,
+                        builtin,
+                        init,
+                        name,
+                    },
+                );
+                self.m.global_order.push(id);
+                return Ok(());
+            }
+            SOp::ConstantSampler => {
+                return Err(unsupported(
+                    "samplers (OpConstantSampler) are not supported yet",
+                ))
+            }
+            SOp::SpecConstantOp => {
+                return Err(unsupported("OpSpecConstantOp is not supported"));
+            }
+            SOp::Line | SOp::NoLine | SOp::ExtInst => return Ok(()),
+            other => {
+                return Err(unsupported(format!(
+                    "unsupported SPIR-V instruction Op{other:?} at module scope"
+                )))
+            }
+        };
+        if let ConstValue::Composite(parts) = &value {
+            if let Some(bad) = parts.iter().find(|p| !self.m.constants.contains_key(p)) {
+                return Err(malformed(format!(
+                    "constant %{} uses %{bad}, which is not a constant declared before it",
+                    result(t)?
+                )));
+            }
+        }
+        let ty = result_ty(t)?;
+        if !self.m.types.contains_key(&ty) {
+            return Err(malformed(format!(
+                "constant %{} has type %{ty}, which is not a type",
+                result(t)?
+            )));
+        }
+        self.m.constants.insert(result(t)?, Constant { ty, value });
+        Ok(())
+    }
+}
