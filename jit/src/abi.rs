@@ -20,6 +20,27 @@ pub struct NdRangeInfo {
     pub enqueued_local_size: [u64; 3],
     /// `get_num_groups(d)`, counting the ragged last group.
     pub num_groups: [u64; 3],
+    /// Address of this launch's [`PrintfBuffer`], 0 when it has none (printf then
+    /// returns -1 and writes nothing).
+    pub printf_buffer: u64,
+}
+
+/// Where the printf calls of one launch append their records (see
+/// [`crate::printf`] for the record layout). Generated code claims space with one
+/// atomic add on `used` per call and sub-group; a claim that does not fit lowers
+/// `limit` to its start and the call returns -1, so the records are exactly the
+/// bytes `data[..min(used, limit)]`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct PrintfBuffer {
+    /// Start of the record area, 8-byte aligned.
+    pub data: *mut u8,
+    /// Bytes at `data`.
+    pub capacity: u64,
+    /// Bytes claimed so far (may pass `capacity` after a failed claim).
+    pub used: std::sync::atomic::AtomicU64,
+    /// The start of the first failed claim; `capacity` while none failed.
+    pub limit: std::sync::atomic::AtomicU64,
 }
 
 /// What one call of a kernel entry needs to know about its work-group.

@@ -4,9 +4,10 @@
 //! [`analysis`] computes what lowering needs (CFG, uniformity, barrier regions),
 //! [`lower`] translates each kernel to Cranelift IR in the lane model (one call runs a
 //! sub-group, one work-item per SIMD lane; a work-group is a loop over sub-groups,
-//! split into regions at barriers), [`builtins`] supplies the OpenCL built-ins.
+//! split into regions at barriers), [`builtins`] supplies the OpenCL built-ins,
+//! [`printf`] parses printf formats into the call sites the runtime formats from.
 //! The crate knows nothing of `cl_*` handles; its only contract with the runtime is
-//! [`abi`] plus the metadata in [`KernelInfo`].
+//! [`abi`] plus the metadata in [`KernelInfo`] and [`CompiledKernel::printf`].
 
 pub mod abi;
 pub mod analysis;
@@ -14,13 +15,14 @@ pub mod builtins;
 mod codegen;
 mod lower;
 mod meta;
+pub mod printf;
 pub mod spirv;
 mod support;
 
 use std::fmt;
 use std::sync::Arc;
 
-pub use abi::{KernelEntryFn, NdRangeInfo, WorkGroupState};
+pub use abi::{KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};
 
 /// Sub-group widths the code generator supports; reported as
 /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`.
@@ -192,6 +194,8 @@ impl KernelInfo {
 /// One compiled kernel: its metadata and its native entry.
 pub struct CompiledKernel {
     pub info: KernelInfo,
+    /// The kernel's printf call sites (empty when it calls no printf).
+    printf: printf::PrintfInfo,
     entry: KernelEntryFn,
     /// Keeps the executable memory alive as long as any kernel of the program lives.
     _code: Arc<dyn Send + Sync>,
@@ -202,9 +206,22 @@ impl CompiledKernel {
     pub fn new(info: KernelInfo, entry: KernelEntryFn, code: Arc<dyn Send + Sync>) -> Self {
         CompiledKernel {
             info,
+            printf: printf::PrintfInfo::default(),
             entry,
             _code: code,
         }
+    }
+
+    /// Attaches the printf call sites the generated code refers to.
+    pub fn with_printf(mut self, printf: printf::PrintfInfo) -> Self {
+        self.printf = printf;
+        self
+    }
+
+    /// How to turn this kernel's printf records into text; a launch needs a
+    /// [`PrintfBuffer`] unless this is empty.
+    pub fn printf(&self) -> &printf::PrintfInfo {
+        &self.printf
     }
 
     /// Runs one work-group.
@@ -318,6 +335,7 @@ fn compile_module(
         data.push(words64);
     }
     let mut infos = Vec::new();
+    let mut printfs = Vec::new();
     let mut ids = Vec::new();
     for ep in &m.entry_points {
         let f = m.functions.get(&ep.function).ok_or_else(|| {
@@ -359,6 +377,7 @@ fn compile_module(
         let collectives = lowered.collective_slots as u64;
         let id = jit.define(&ep.name, lowered.func)?;
         ids.push(id);
+        printfs.push(lowered.printf);
         infos.push(KernelInfo {
             name: ep.name.clone(),
             args,
@@ -377,16 +396,16 @@ fn compile_module(
     let kernels = infos
         .into_iter()
         .zip(ptrs)
-        .map(|(info, p)| {
+        .zip(printfs)
+        .map(|((info, p), printf)| {
             // SAFETY: `p` is the finalised entry of a function generated with the
             // KernelEntryFn signature (two pointer arguments, no result, host calling
             // convention); `code` keeps its memory alive as long as the kernel lives.
             let entry = unsafe { std::mem::transmute::<*const u8, KernelEntryFn>(p) };
-            Arc::new(CompiledKernel::new(
-                info,
-                entry,
-                code.clone() as Arc<dyn Send + Sync>,
-            ))
+            Arc::new(
+                CompiledKernel::new(info, entry, code.clone() as Arc<dyn Send + Sync>)
+                    .with_printf(printf),
+            )
         })
         .collect();
     Ok(CompiledProgram { kernels })

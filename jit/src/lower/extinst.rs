@@ -1,4 +1,4 @@
-//! OpenCL.std extended instructions. The hot ones are inlined as lane (vector)
+//! OpenCL.std extended instructions (printf has its own module). The hot ones are inlined as lane (vector)
 //! operations; vector-only ones (vloadn/vstoren, half loads/stores, shuffle, select,
 //! cross, the geometric functions) are lowered here; everything else calls the scalar
 //! implementation from [`crate::builtins`] once per lane and component.
@@ -173,7 +173,9 @@ impl Tr<'_, '_> {
             }
             C::prefetch => return Ok(None),
             C::printf => {
-                return Err(CompileError::unsupported("printf is not supported yet"));
+                return Err(CompileError::codegen(
+                    "printf must be lowered by lower::printf",
+                ));
             }
             _ => {}
         }

@@ -177,6 +177,9 @@ impl Tr<'_, '_> {
                 indices,
             } => Some(self.access_chain(need(res)?, *base, *element, indices, need(rty)?)?),
             Op::Variable { init } => Some(self.private_variable(need(res)?, need(rty)?, *init)?),
+            Op::ExtInst { opcode, args, .. } if *opcode == super::printf::OPCODE => {
+                Some(self.printf(need(res)?, args, need(rty)?)?)
+            }
             Op::ExtInst { opcode, args, lits } => self.ext_inst(*opcode, args, lits, rty)?,
             Op::Dot(a, b) => Some(self.dot(*a, *b, need(rty)?)?),
             Op::Call { function, args } => self.imported_call(*function, args, rty)?,

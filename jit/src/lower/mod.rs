@@ -7,7 +7,8 @@
 //! order under per-block execution masks, skipped when no lane is active, loops
 //! repeated while their header mask has lanes. Kernels with barriers are split into
 //! regions ([`barrier`]). Instructions are lowered in [`inst`], memory accesses in
-//! [`memory`], OpenCL.std in [`extinst`], sub-group operations in [`group`].
+//! [`memory`], OpenCL.std in [`extinst`] (printf in [`printf`]), sub-group operations
+//! in [`group`].
 
 #![allow(clippy::needless_range_loop)] // lane/component indices read clearer as indices
 
@@ -18,6 +19,7 @@ mod extinst;
 mod group;
 mod inst;
 mod memory;
+mod printf;
 pub(crate) mod value;
 
 use std::collections::HashMap;
@@ -50,6 +52,8 @@ pub(crate) enum Slot {
 /// Values of the launch and work-group, loaded once at function entry.
 #[derive(Clone, Debug)]
 pub(crate) struct GroupEnv {
+    /// The launch's `NdRangeInfo` pointer.
+    pub ndrange: Value,
     pub work_dim: Value,
     pub group_id: [Value; 3],
     pub local_size: [Value; 3],
@@ -149,6 +153,8 @@ pub(crate) struct Tr<'a, 'b> {
     debug_shapes: bool,
     /// The SPIR-V block being lowered (by index).
     pub cur_block: Option<usize>,
+    /// printf call sites found so far.
+    printf: printf::PrintfState,
 }
 
 /// What lowering one kernel produces.
@@ -159,6 +165,8 @@ pub(crate) struct LoweredKernel {
     pub has_barriers: bool,
     /// Work-group collective slots used (16 bytes each after the static locals).
     pub collective_slots: usize,
+    /// The printf call sites the generated code writes records for.
+    pub printf: crate::printf::PrintfInfo,
 }
 
 /// Lowers one kernel to a Cranelift function.
@@ -200,7 +208,7 @@ pub(crate) fn lower_kernel(
     let value_types_for_shapes = value_types.clone();
     // A fresh builder context per kernel: an error may leave one half-used.
     let mut fctx = FunctionBuilderContext::new();
-    let (private_bytes, scratch_per_sg) = {
+    let (private_bytes, scratch_per_sg, printf) = {
         let b = FunctionBuilder::new(&mut func, &mut fctx);
         let mut tr = Tr {
             m,
@@ -250,6 +258,7 @@ pub(crate) fn lower_kernel(
             affine_phis: allow_dup,
             shape_conflict: false,
             cur_block: None,
+            printf: printf::PrintfState::default(),
             debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
         };
         tr.layout_private()?;
@@ -257,15 +266,17 @@ pub(crate) fn lower_kernel(
         let conflict = tr.dup_conflict || tr.shape_conflict;
         let pb = tr.private_bytes;
         let scratch = tr.regions.scratch_per_sg;
+        let printf = tr.printf.finish();
         tr.b.seal_all_blocks();
         let fc = tr.jm.isa().frontend_config();
         tr.b.finalize(fc);
         if conflict {
             return Err(CompileError::codegen(DUP_CONFLICT));
         }
-        (pb, scratch)
+        (pb, scratch, printf)
     };
     Ok(LoweredKernel {
+        printf,
         collective_slots,
         func,
         private_bytes,
@@ -779,6 +790,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         let wm1 = self.b.ins().iadd_imm_s(linear, i64::from(self.w) - 1);
         let n_sg = self.b.ins().udiv_imm_s(wm1, i64::from(self.w));
         GroupEnv {
+            ndrange: nd,
             work_dim,
             group_id,
             local_size,

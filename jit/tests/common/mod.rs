@@ -5,10 +5,11 @@
 #![allow(dead_code)]
 
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use cranecl_jit::{
-    ArgKind, CompileOptions, CompiledKernel, CompiledProgram, NdRangeInfo, WorkGroupState,
+    ArgKind, CompileOptions, CompiledKernel, CompiledProgram, NdRangeInfo, PrintfBuffer,
+    WorkGroupState,
 };
 
 /// OpenCL C source -> SPIR-V words (panics with clang's diagnostics on failure).
@@ -104,6 +105,52 @@ pub fn val<T: Copy>(x: T) -> Arg {
 /// Runs `kernel` over `global` with work-groups of `local` (1 to 3 dims), every
 /// work-group in order on this thread.
 pub fn run(kernel: &CompiledKernel, global: &[usize], local: &[usize], args: &[Arg]) {
+    run_with_printf(kernel, global, local, args, None)
+}
+
+/// A printf buffer of `capacity` bytes for [`run_with_printf`].
+pub fn printf_buffer(capacity: usize) -> (Vec<u64>, PrintfBuffer) {
+    let mut data = vec![0u64; capacity.div_ceil(8)];
+    let buffer = PrintfBuffer {
+        data: data.as_mut_ptr() as *mut u8,
+        capacity: capacity as u64,
+        used: AtomicU64::new(0),
+        limit: AtomicU64::new(capacity as u64),
+    };
+    (data, buffer)
+}
+
+/// The records written into `buffer`: `(site, record bytes)` for each, in order.
+pub fn printf_records(
+    kernel: &CompiledKernel,
+    data: &[u64],
+    buffer: &PrintfBuffer,
+) -> Vec<(u32, Vec<u8>)> {
+    let bytes: Vec<u8> = data.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = buffer
+        .used
+        .load(Ordering::Relaxed)
+        .min(buffer.limit.load(Ordering::Relaxed)) as usize;
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at < end {
+        let site = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let size = kernel.printf().sites[site as usize].record_size as usize;
+        out.push((site, bytes[at..at + size].to_vec()));
+        at += size;
+    }
+    assert_eq!(at, end, "records end exactly at the claimed bytes");
+    out
+}
+
+/// [`run`] with a printf buffer (None: the launch has none).
+pub fn run_with_printf(
+    kernel: &CompiledKernel,
+    global: &[usize],
+    local: &[usize],
+    args: &[Arg],
+    printf: Option<&PrintfBuffer>,
+) {
     let info = &kernel.info;
     assert_eq!(
         args.len(),
@@ -126,6 +173,7 @@ pub fn run(kernel: &CompiledKernel, global: &[usize], local: &[usize], args: &[A
         global_size: g,
         enqueued_local_size: l,
         num_groups,
+        printf_buffer: printf.map_or(0, |p| p as *const PrintfBuffer as u64),
     };
     // Local memory: static part, then each __local argument (aligned to 64).
     let mut local_total = info.static_local_bytes.next_multiple_of(64);

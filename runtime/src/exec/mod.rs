@@ -79,7 +79,14 @@ pub fn run_ndrange(launch: &Launch) {
 /// ([`ExecError::Panicked`], the remaining groups were skipped) as an error.
 /// A global size of 0 in any used dimension runs nothing and succeeds.
 pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
-    ndrange::try_run_ndrange(launch)
+    ndrange::try_run_ndrange(launch, 0)
+}
+
+/// [`try_run_ndrange`] for a kernel that calls printf: `printf_buffer` is the address
+/// of the launch's [`cranecl_jit::PrintfBuffer`], which must stay alive and unmoved
+/// until this returns.
+pub fn try_run_ndrange_with_printf(launch: &Launch, printf_buffer: u64) -> Result<(), ExecError> {
+    ndrange::try_run_ndrange(launch, printf_buffer)
 }
 
 pub use ndrange::{local_layout, ExecError, LOCAL_ARG_ALIGN};

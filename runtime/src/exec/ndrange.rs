@@ -96,7 +96,11 @@ pub fn local_layout(
 impl NdJob {
     /// Checks `launch` and builds the shared state; `Ok(None)` when there is nothing
     /// to run (a zero global size).
-    fn new(launch: &Launch, workers: usize) -> Result<Option<NdJob>, ExecError> {
+    fn new(
+        launch: &Launch,
+        workers: usize,
+        printf_buffer: u64,
+    ) -> Result<Option<NdJob>, ExecError> {
         let nd = &launch.ndrange;
         let dims = nd.work_dim as usize;
         if !(1..=3).contains(&dims) {
@@ -172,6 +176,7 @@ impl NdJob {
             global_size: to_u64(global),
             enqueued_local_size: to_u64(enqueued),
             num_groups: to_u64(groups),
+            printf_buffer,
         };
         Ok(Some(NdJob {
             kernel: Arc::clone(&launch.kernel),
@@ -329,9 +334,9 @@ impl Recruiter {
 }
 
 /// Runs every work-group of `launch`; see [`super::run_ndrange`].
-pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
+pub fn try_run_ndrange(launch: &Launch, printf_buffer: u64) -> Result<(), ExecError> {
     let workers = pool::num_workers();
-    let Some(job) = NdJob::new(launch, workers)? else {
+    let Some(job) = NdJob::new(launch, workers, printf_buffer)? else {
         return Ok(());
     };
     let job = Arc::new(job);
