@@ -1151,6 +1151,12 @@ pub fn is_child() -> bool {
 /// environment variables are process-global). Panics with the child's output if it
 /// fails or does not print `CHILD-OK`.
 pub fn run_in_child(name: &str, env: &[(&str, &str)]) {
+    child_stdout(name, env);
+}
+
+/// [`run_in_child`], returning everything the child wrote to its standard output
+/// (the driver's printf output among it).
+pub fn child_stdout(name: &str, env: &[(&str, &str)]) -> Vec<u8> {
     let exe = std::env::current_exe().expect("test binary path");
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
@@ -1168,4 +1174,5 @@ pub fn run_in_child(name: &str, env: &[(&str, &str)]) {
         "child {name} with {env:?} failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
+    out.stdout
 }

@@ -40,7 +40,8 @@ pub const MEM_BASE_ADDR_ALIGN_BITS: u32 = 1024;
 pub const BUFFER_ALIGN: usize = (MEM_BASE_ADDR_ALIGN_BITS / 8) as usize;
 /// `CL_DEVICE_MAX_PARAMETER_SIZE`.
 pub const MAX_PARAMETER_SIZE: usize = 1024;
-/// `CL_DEVICE_PRINTF_BUFFER_SIZE`.
+/// `CL_DEVICE_PRINTF_BUFFER_SIZE`: the record buffer each launch of a kernel that
+/// calls printf gets (see [`crate::printf`]).
 pub const PRINTF_BUFFER_SIZE: usize = 1024 * 1024;
 /// `CL_DEVICE_MAX_CONSTANT_ARGS`.
 pub const MAX_CONSTANT_ARGS: u32 = 8;

@@ -27,7 +27,8 @@ use crate::event::{Event, WAIT_SPIN};
 use crate::exec;
 use crate::memory::Mem;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
-use crate::platform::Device;
+use crate::platform::{Device, PRINTF_BUFFER_SIZE};
+use crate::printf;
 use crate::CLResult;
 
 /// A host pointer given to a read/write command; the application keeps it valid until
@@ -233,13 +234,29 @@ impl Command {
             Command::WriteRect { mem, rect, src } => unsafe { rect.run(src.0, mem.ptr()) },
             Command::CopyRect { src, dst, rect } => unsafe { rect.run(src.ptr(), dst.ptr()) },
             Command::NdRange { launch, buffers } => {
-                exec::run_ndrange(&launch);
+                if launch.kernel.printf().is_empty() {
+                    exec::run_ndrange(&launch);
+                } else {
+                    run_with_printf(&launch);
+                }
                 drop(buffers);
             }
             Command::Nothing { keep } => drop(keep),
             Command::Host(f) => return f(),
         }
         Ok(())
+    }
+}
+
+/// Runs a launch of a kernel that calls printf and writes its output to stdout before
+/// returning (so before the command's event completes), also when a work-group
+/// failed. Calls that did not fit in the buffer returned -1 and print nothing.
+fn run_with_printf(launch: &exec::Launch) {
+    let output = printf::LaunchOutput::new(PRINTF_BUFFER_SIZE);
+    let result = exec::try_run_ndrange_with_printf(launch, output.address());
+    printf::write_stdout(&output.text(launch.kernel.printf()));
+    if let Err(err) = result {
+        panic!("cranecl: {err}");
     }
 }
 
