@@ -73,7 +73,8 @@ struct Case {
     c_format: &'static str,
     values: Vec<C>,
     /// Checked on other drivers too (PoCL 3.1 prints double arguments at float
-    /// precision and drops the padding of `%-5.1s`: those cases are cranecl-only).
+    /// precision, drops the padding of `%-5.1s` and knows no `z`/`t`: those cases
+    /// are cranecl-only).
     portable: bool,
 }
 
@@ -144,6 +145,21 @@ fn cases() -> Vec<Case> {
             "%-20lo",
             vec![Long(0o1234567012345670)],
         ),
+        // size_t and ptrdiff_t (OpenCL C 3.1; 64-bit on this device).
+        cranecl_case(
+            "%-15zd",
+            "(size_t)-10000000000L",
+            "%-15zd",
+            vec![Long(-10_000_000_000)],
+        ),
+        cranecl_case("%#zX", "(size_t)11259375", "%#zX", vec![Long(11259375)]),
+        cranecl_case(
+            "%.15tu",
+            "(ptrdiff_t)10000000000L",
+            "%.15tu",
+            vec![Long(10_000_000_000)],
+        ),
+        cranecl_case("%+5td", "(ptrdiff_t)10", "%+5td", vec![Long(10)]),
         // Floating point: float arguments are promoted to double.
         case("%f", "10.3456f", "%f", vec![f(10.3456)]),
         case("%8.3f", "-10.3456f", "%8.3f", vec![f(-10.3456)]),
