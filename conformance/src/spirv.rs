@@ -72,3 +72,30 @@ pub fn compile(source: &str, extra: &[&str]) -> Result<Vec<u8>, String> {
     }
     Ok(words)
 }
+
+/// SPIR-V assembly -> module bytes with `spirv-as` (SPIRV-Tools) for the SPIR-V
+/// version `env` (e.g. "spv1.0"), for instructions clang never emits
+/// (specialization constants, structured merges). The assembler's message is the
+/// error.
+pub fn assemble(text: &str, env: &str) -> Result<Vec<u8>, String> {
+    let input = temp_path("module", "spvasm");
+    let output = temp_path("module", "spv");
+    std::fs::write(&input, text).map_err(|e| format!("writing {}: {e}", input.display()))?;
+    let result = Command::new("spirv-as")
+        .args(["--target-env", env, "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output();
+    let _ = std::fs::remove_file(&input);
+    let result = result.map_err(|e| format!("running spirv-as (apt install spirv-tools): {e}"))?;
+    if !result.status.success() {
+        let _ = std::fs::remove_file(&output);
+        return Err(format!(
+            "spirv-as failed:\n{}",
+            String::from_utf8_lossy(&result.stderr)
+        ));
+    }
+    let bytes = std::fs::read(&output).map_err(|e| format!("reading {}: {e}", output.display()));
+    let _ = std::fs::remove_file(&output);
+    bytes
+}

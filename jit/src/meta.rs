@@ -146,6 +146,7 @@ fn spirv_type_name(m: &Module, ty: Id, by_val: bool) -> String {
             .unwrap_or_else(|| "struct".into()),
         Some(Type::Event) => "event_t".into(),
         Some(Type::Unsupported(n)) => (*n).into(),
+        Some(Type::Opaque(n)) => n.clone(),
         _ => "void".into(),
     }
 }
@@ -211,6 +212,9 @@ pub fn constant_bytes(
         .ok_or_else(|| CompileError::malformed(format!("initializer %{id} is not a constant")))?;
     match &c.value {
         ConstValue::Null | ConstValue::Undef => Ok(()),
+        ConstValue::Expr(_) => Err(CompileError::unsupported(format!(
+            "initializer %{id} is computed from addresses (OpSpecConstantOp); not supported"
+        ))),
         ConstValue::Scalar(v) => {
             let size = m.layout(ty)?.size as usize;
             let bytes = v.to_le_bytes();

@@ -14,6 +14,9 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_local_int32_extended_atomics", (1, 0, 0)),
     ("cl_khr_fp64", (1, 0, 0)),
     ("cl_khr_il_program", (1, 0, 0)),
+    // SPIR-V extensions whose instructions and decorations the jit implements.
+    ("cl_khr_spirv_no_integer_wrap_decoration", (1, 0, 0)),
+    ("cl_khr_expect_assume", (1, 0, 0)),
     ("cl_khr_subgroups", (1, 0, 0)),
     ("cl_intel_subgroups", (1, 0, 0)),
     ("cl_intel_required_subgroup_size", (1, 0, 0)),
@@ -33,12 +36,13 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
 pub const OPENCL_C_VERSIONS: &[(u32, u32, u32)] = &[(1, 0, 0), (1, 1, 0), (1, 2, 0), (3, 0, 0)];
 
 /// SPIR-V versions accepted by clCreateProgramWithIL (`CL_DEVICE_ILS_WITH_VERSION`).
-pub const SPIRV_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5)];
+pub const SPIRV_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6)];
 
 /// Extensions of the host API only: clang has no such name.
 const HOST_API_ONLY: &[&str] = &[
     "cl_khr_icd",
     "cl_khr_il_program",
+    "cl_khr_spirv_no_integer_wrap_decoration",
     "cl_khr_suggested_local_work_size",
     "cl_intel_unified_shared_memory",
 ];

@@ -6,6 +6,7 @@
 //! the jit run. Our binary format (`CL_PROGRAM_BINARIES`) is a small header, the build
 //! options, and the SPIR-V words: enough to rebuild.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -69,6 +70,9 @@ pub struct Program {
     state: Mutex<BuildState>,
     /// Kernel objects currently alive for this program (building is refused while > 0).
     kernels: AtomicUsize,
+    /// `clSetProgramSpecializationConstant` values (little-endian bytes by SpecId),
+    /// applied to the SPIR-V at each build.
+    spec_values: Mutex<BTreeMap<u32, Vec<u8>>>,
 }
 
 impl ApiObject for Program {
@@ -103,6 +107,7 @@ impl Program {
                 uniform_work_groups: true,
             }),
             kernels: AtomicUsize::new(0),
+            spec_values: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -145,6 +150,33 @@ impl Program {
 
     pub(crate) fn kernel_dropped(&self) {
         self.kernels.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// `clSetProgramSpecializationConstant`: records `value` for `spec_id`, used by
+    /// every later build. `CL_INVALID_PROGRAM` unless the program came from IL,
+    /// `CL_INVALID_SPEC_ID` for an id the module does not declare, `CL_INVALID_VALUE`
+    /// for a size other than the constant's (1 for booleans).
+    pub fn set_spec_constant(&self, spec_id: u32, value: &[u8]) -> CLResult<()> {
+        if self.spec_constant_size(spec_id)? != value.len() {
+            return Err(CL_INVALID_VALUE);
+        }
+        self.spec_values.lock().insert(spec_id, value.to_vec());
+        Ok(())
+    }
+
+    /// The size in bytes of specialization constant `spec_id` (1 for booleans):
+    /// `CL_INVALID_PROGRAM` unless the program came from IL, `CL_INVALID_SPEC_ID` if
+    /// the module declares no such constant.
+    pub fn spec_constant_size(&self, spec_id: u32) -> CLResult<usize> {
+        let ProgramSource::Il(words) = &self.source else {
+            return Err(CL_INVALID_PROGRAM);
+        };
+        cranecl_jit::spirv::spec_constants(words)
+            .map_err(|_| CL_INVALID_SPEC_ID)?
+            .iter()
+            .find(|c| c.spec_id == spec_id)
+            .map(|c| c.size)
+            .ok_or(CL_INVALID_SPEC_ID)
     }
 
     /// `clBuildProgram` for our one device: compiles and records status and log.
@@ -224,7 +256,15 @@ impl Program {
                     return Err((CL_BUILD_PROGRAM_FAILURE, diag))
                 }
             },
-            ProgramSource::Il(words) => words.clone(),
+            ProgramSource::Il(words) => {
+                let values = self.spec_values.lock().clone();
+                if values.is_empty() {
+                    words.clone()
+                } else {
+                    cranecl_jit::spirv::specialize(words, &values)
+                        .map_err(|e| (CL_BUILD_PROGRAM_FAILURE, format!("{}\n", e.message)))?
+                }
+            }
             ProgramSource::Binary { spirv, .. } => spirv.clone(),
             ProgramSource::Linked => Vec::new(),
         };

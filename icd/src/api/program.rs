@@ -175,6 +175,25 @@ cl_entry! {
 }
 
 cl_entry! {
+    fn clSetProgramSpecializationConstant(
+        program: cl_program,
+        spec_id: cl_uint,
+        spec_size: size_t,
+        spec_value: *const c_void
+    ) -> cl_int {
+        let p = get::<Program>(program)?;
+        if spec_value.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        // Size first: the value is only read once it is known to be that long.
+        if p.spec_constant_size(spec_id)? != spec_size {
+            return Err(CL_INVALID_VALUE);
+        }
+        p.set_spec_constant(spec_id, util::slice(spec_value.cast::<u8>(), spec_size)?)
+    }
+}
+
+cl_entry! {
     fn clGetProgramInfo(
         program: cl_program,
         param_name: cl_program_info,

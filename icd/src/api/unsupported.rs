@@ -64,5 +64,4 @@ cl_entry! { fn clGetPipeInfo(pipe: cl_mem, param_name: cl_pipe_info, param_value
 cl_entry! { fn clCreateSamplerWithProperties(context: cl_context, sampler_properties: *const cl_sampler_properties; errcode_ret) -> cl_sampler { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clSetDefaultDeviceCommandQueue(context: cl_context, device: cl_device_id, command_queue: cl_command_queue) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clSetProgramReleaseCallback(program: cl_program, pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>, user_data: *mut c_void) -> cl_int { Err(CL_INVALID_OPERATION) } }
-cl_entry! { fn clSetProgramSpecializationConstant(program: cl_program, spec_id: cl_uint, spec_size: size_t, spec_value: *const c_void) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clCreateImageWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags, image_format: *const cl_image_format, image_desc: *const cl_image_desc, host_ptr: *mut c_void; errcode_ret) -> cl_mem { Err(CL_INVALID_OPERATION) } }

@@ -156,7 +156,8 @@ pub fn shapes(
                     | Op::ConvertPtrToU(value)
                     | Op::ConvertUToPtr(value)
                     | Op::PtrCast(value)
-                    | Op::CopyObject(value) => get(*value),
+                    | Op::CopyObject(value)
+                    | Op::CopyLogical(value) => get(*value),
                     Op::Bitcast(v) => {
                         // Integer/pointer to integer/pointer of the same width keeps the shape.
                         let int_like = |t: Option<Id>| {

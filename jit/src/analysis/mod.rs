@@ -23,7 +23,11 @@ pub fn for_each_operand(op: &Op, mut f: impl FnMut(Id)) {
 /// Calls `f` on every id operand of `op` (phi predecessor labels excluded), mutably.
 pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
     match op {
-        Op::Binary(_, a, b) | Op::Dot(a, b) => {
+        Op::Binary(_, a, b)
+        | Op::Dot(a, b)
+        | Op::Wide(_, a, b)
+        | Op::VectorTimesScalar(a, b)
+        | Op::PtrDiff(a, b) => {
             f(a);
             f(b);
         }
@@ -32,7 +36,9 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
         | Op::ConvertPtrToU(a)
         | Op::ConvertUToPtr(a)
         | Op::PtrCast(a)
-        | Op::CopyObject(a) => f(a),
+        | Op::CopyObject(a)
+        | Op::CopyLogical(a)
+        | Op::SizeOf(a) => f(a),
         Op::Convert { value, .. } => f(value),
         Op::Select { cond, a, b } => {
             f(cond);
@@ -148,6 +154,6 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
             f(num);
             f(stride);
         }
-        Op::MemoryBarrier | Op::Nop => {}
+        Op::MemoryBarrier | Op::Nop | Op::Undef => {}
     }
 }

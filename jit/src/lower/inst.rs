@@ -18,6 +18,21 @@ use crate::CompileError;
 impl Tr<'_, '_> {
     /// Lowers instruction `k` of block `bi`.
     pub fn lower_inst(&mut self, bi: usize, k: usize, inst: &Inst) -> Result<(), CompileError> {
+        let out = self.op_value(bi, k, inst)?;
+        if let (Some(r), Some(v)) = (inst.result, out) {
+            self.define(r, v);
+        }
+        Ok(())
+    }
+
+    /// Emits instruction `k` of block `bi` (or a constant expression: `bi` is
+    /// `usize::MAX`) and returns its value, if it has one.
+    pub fn op_value(
+        &mut self,
+        bi: usize,
+        k: usize,
+        inst: &Inst,
+    ) -> Result<Option<Val>, CompileError> {
         let res = inst.result;
         let rty = inst.ty;
         let out: Option<Val> = match &inst.op {
@@ -34,7 +49,30 @@ impl Tr<'_, '_> {
                 rounding,
             } => Some(self.convert(*op, *value, need(rty)?, *saturate, *rounding)?),
             Op::Bitcast(v) => Some(self.bitcast(*v, need(rty)?)?),
-            Op::PtrCast(v) | Op::CopyObject(v) => {
+            Op::Wide(op, a, b) => Some(self.wide(*op, *a, *b, need(rty)?)?),
+            Op::VectorTimesScalar(v, s) => Some(self.vector_times_scalar(*v, *s, need(rty)?)?),
+            Op::PtrDiff(a, b) => Some(self.ptr_diff(*a, *b, need(rty)?)?),
+            Op::SizeOf(p) => {
+                let (_, pointee) = self.m.pointee(self.type_of(*p)?)?;
+                let size = self.m.layout(pointee)?.size;
+                let elems = self.elems(need(rty)?)?;
+                let e = *elems.first().ok_or_else(|| {
+                    CompileError::malformed("OpSizeOf needs an integer result type")
+                })?;
+                Some(Val {
+                    leaves: vec![Lv::U(self.scalar_const(e, size))],
+                    elems,
+                })
+            }
+            Op::Undef => {
+                let elems = self.elems(need(rty)?)?;
+                let leaves = elems
+                    .iter()
+                    .map(|e| Lv::U(self.scalar_const(*e, 0)))
+                    .collect();
+                Some(Val { leaves, elems })
+            }
+            Op::PtrCast(v) | Op::CopyObject(v) | Op::CopyLogical(v) => {
                 let x = self.get(*v)?;
                 let elems = self.elems(need(rty)?)?;
                 Some(Val {
@@ -217,10 +255,7 @@ impl Tr<'_, '_> {
                 }
             }
         };
-        if let (Some(r), Some(v)) = (res, out) {
-            self.define(r, v);
-        }
-        Ok(())
+        Ok(out)
     }
 
     /// The leaves of type `ty` selected by composite `indices`: (first leaf, count).
@@ -712,6 +747,52 @@ impl Tr<'_, '_> {
             });
         }
         Ok(Val { leaves, elems })
+    }
+
+    /// `OpVectorTimesScalar`: each component of float vector `v` times scalar `s`.
+    fn vector_times_scalar(&mut self, v: Id, s: Id, rty: Id) -> Result<Val, CompileError> {
+        let vv = self.get(v)?;
+        let vs = self.get(s)?;
+        let elems = self.elems(rty)?;
+        if vs.leaves.len() != 1 || vv.leaves.len() != elems.len() {
+            return Err(CompileError::malformed(
+                "OpVectorTimesScalar needs a vector of the result type and a scalar",
+            ));
+        }
+        let mut leaves = Vec::with_capacity(elems.len());
+        for (i, l) in vv.leaves.iter().enumerate() {
+            let e = vv.elems[i];
+            if !e.is_float() || vs.elems[0] != e {
+                return Err(CompileError::malformed(
+                    "OpVectorTimesScalar needs float operands of one type",
+                ));
+            }
+            leaves.push(self.float_binary(BinOp::FMul, e, l, &vs.leaves[0])?);
+        }
+        Ok(Val { leaves, elems })
+    }
+
+    /// `OpPtrDiff`: the distance between two pointers in elements of their pointee.
+    fn ptr_diff(&mut self, a: Id, b: Id, rty: Id) -> Result<Val, CompileError> {
+        let (_, pointee) = self.m.pointee(self.type_of(a)?)?;
+        let l = self.m.layout(pointee)?;
+        let stride = l.size.next_multiple_of(l.align.max(1)).max(1);
+        let va = self.get(a)?;
+        let vb = self.get(b)?;
+        let elems = self.elems(rty)?;
+        if va.leaves.len() != 1 || vb.leaves.len() != 1 || elems.len() != 1 {
+            return Err(CompileError::malformed(
+                "OpPtrDiff needs two pointers and a scalar integer result",
+            ));
+        }
+        let bytes = self.int_binary(BinOp::ISub, Elem::I64, &va.leaves[0], &vb.leaves[0])?;
+        let s = Lv::U(self.iconst(Elem::I64, stride as i64));
+        let n = self.int_binary(BinOp::SDiv, Elem::I64, &bytes, &s)?;
+        let leaf = self.int_resize(&n, Elem::I64, elems[0], true);
+        Ok(Val {
+            leaves: vec![leaf],
+            elems,
+        })
     }
 
     fn unary(&mut self, op: UnOp, a: Id, rty: Id) -> Result<Val, CompileError> {

@@ -21,6 +21,7 @@ mod inst;
 mod memory;
 mod printf;
 pub(crate) mod value;
+mod wide;
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -559,6 +560,17 @@ impl<'a, 'b> Tr<'a, 'b> {
                     let v = self.get(*p)?;
                     leaves.extend(v.leaves);
                 }
+            }
+            crate::spirv::ConstValue::Expr(op) => {
+                let inst = crate::spirv::Inst {
+                    result: Some(id),
+                    ty: Some(c.ty),
+                    op: (**op).clone(),
+                };
+                let v = self.op_value(usize::MAX, 0, &inst)?.ok_or_else(|| {
+                    CompileError::malformed(format!("constant %{id} has no value"))
+                })?;
+                leaves.extend(v.leaves);
             }
         }
         if leaves.len() != elems.len() {

@@ -9,10 +9,13 @@
 use rspirv::dr::{self, Operand};
 use rspirv::spirv::{self, Capability, Op as SOp};
 
+use std::borrow::Cow;
+
 mod annotations;
 mod body;
 mod inst;
 mod operands;
+mod spec_op;
 mod types;
 
 use operands::*;
@@ -61,6 +64,8 @@ const CAPABILITIES: &[Capability] = &[
     Capability::ImageReadWrite,
     Capability::ImageMipmap,
     Capability::Float16,
+    // SPIR-V 1.6: `Uniform` / `UniformId` decorations are hints we do not need.
+    Capability::UniformDecoration,
 ];
 
 /// Extensions whose instructions we accept.
@@ -72,6 +77,7 @@ const EXTENSIONS: &[&str] = &[
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_uniform_group_instructions",
     "SPV_KHR_non_semantic_info",
+    "SPV_KHR_linkonce_odr",
 ];
 
 fn malformed(msg: impl Into<String>) -> CompileError {
@@ -129,6 +135,8 @@ pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
     }
     check_instruction_stream(words)?;
     let fixed = tolerate_known_clang_defects(words);
+    let fixed = execution_mode_id_as_execution_mode(fixed);
+    let (fixed, lifted) = spec_op::lift_variadic_spec_ops(fixed);
     let dm = rspirv::dr::load_words(fixed.as_ref())
         .map_err(|e| malformed(format!("malformed SPIR-V module: {e}")))?;
     let mut d = Decoder {
@@ -137,22 +145,42 @@ pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
             ..Default::default()
         },
         ext_sets: HashMap::new(),
+        lifted_spec_ops: lifted,
     };
     d.module(&dm)?;
     Ok(d.m)
 }
 
+/// `rspirv`'s loader refuses `OpExecutionModeId` (SPIR-V 1.2) outside a function; it
+/// has `OpExecutionMode`'s layout, and the `*Id` modes' operands decode as ids
+/// either way, so the opcode is rewritten.
+fn execution_mode_id_as_execution_mode(words: Cow<'_, [u32]>) -> Cow<'_, [u32]> {
+    const OP_EXECUTION_MODE: u32 = 16;
+    const OP_EXECUTION_MODE_ID: u32 = 331;
+    let mut out: Option<Vec<u32>> = None;
+    let mut i = 5;
+    while i < words.len() {
+        let count = ((words[i] >> 16) as usize).max(1);
+        if words[i] & 0xffff == OP_EXECUTION_MODE_ID {
+            let o = out.get_or_insert_with(|| words.to_vec());
+            o[i] = (o[i] & 0xffff_0000) | OP_EXECUTION_MODE;
+        }
+        i += count;
+    }
+    out.map_or(words, Cow::Owned)
+}
+
 /// Repairs defects of clang-22's SPIR-V backend that would otherwise make valid
 /// OpenCL C unbuildable: an `OpConstantNull` with a stray extra operand (emitted for
 /// a null `event_t` passed to `async_work_group_strided_copy`) loses the extra words.
-fn tolerate_known_clang_defects(words: &[u32]) -> std::borrow::Cow<'_, [u32]> {
+fn tolerate_known_clang_defects(words: &[u32]) -> Cow<'_, [u32]> {
     const OP_CONSTANT_NULL: u32 = 46;
     let mut i = 5;
     let mut bad = false;
     while i < words.len() {
         let len = (words[i] >> 16) as usize;
         if len == 0 {
-            return std::borrow::Cow::Borrowed(words);
+            return Cow::Borrowed(words);
         }
         if words[i] & 0xffff == OP_CONSTANT_NULL && len > 3 {
             bad = true;
@@ -161,7 +189,7 @@ fn tolerate_known_clang_defects(words: &[u32]) -> std::borrow::Cow<'_, [u32]> {
         i += len;
     }
     if !bad {
-        return std::borrow::Cow::Borrowed(words);
+        return Cow::Borrowed(words);
     }
     let mut out = Vec::with_capacity(words.len());
     out.extend_from_slice(&words[..5]);
@@ -177,11 +205,14 @@ fn tolerate_known_clang_defects(words: &[u32]) -> std::borrow::Cow<'_, [u32]> {
         }
         i += len;
     }
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
 }
 
 struct Decoder {
     m: Module,
+    /// `OpSpecConstantOp`s with variable operand lists, decoded by us (rspirv reads
+    /// only one operand per list there), by result id.
+    lifted_spec_ops: HashMap<Id, dr::Instruction>,
     /// OpExtInstImport ids -> set name.
     ext_sets: HashMap<Id, String>,
 }
@@ -279,6 +310,11 @@ impl Decoder {
         for em in &dm.execution_modes {
             self.execution_mode(em)?;
         }
+        if let Some(id) = self.lifted_spec_ops.keys().min() {
+            return Err(malformed(format!(
+                "OpSpecConstantOp %{id} is not at module scope"
+            )));
+        }
         Ok(())
     }
 
@@ -287,13 +323,25 @@ impl Decoder {
         let Some(Operand::ExecutionMode(mode)) = em.operands.get(1) else {
             return Err(malformed("OpExecutionMode without a mode"));
         };
-        let lits: Vec<u32> = em.operands[2..]
-            .iter()
-            .filter_map(|o| match o {
-                Operand::LiteralBit32(v) => Some(*v),
-                _ => None,
-            })
-            .collect();
+        // Literal sizes, or (OpExecutionModeId: LocalSizeId ...) ids of integer
+        // constants, specialization constants included.
+        let mut lits: Vec<u32> = Vec::new();
+        for o in &em.operands[2..] {
+            lits.push(match o {
+                Operand::LiteralBit32(v) => *v,
+                Operand::IdRef(id) => match self.m.constants.get(id).map(|c| &c.value) {
+                    Some(ConstValue::Scalar(v)) => u32::try_from(*v).map_err(|_| {
+                        malformed(format!("execution mode {mode:?}: size %{id} is too large"))
+                    })?,
+                    _ => {
+                        return Err(malformed(format!(
+                            "execution mode {mode:?}: %{id} is not an integer constant"
+                        )))
+                    }
+                },
+                _ => continue,
+            });
+        }
         let three = |l: &[u32]| -> Result<[u32; 3], CompileError> {
             if l.len() < 3 {
                 return Err(malformed(format!("execution mode {mode:?} needs 3 sizes")));
@@ -303,8 +351,10 @@ impl Decoder {
         for ep in self.m.entry_points.iter_mut().filter(|e| e.function == f) {
             use spirv::ExecutionMode as E;
             match mode {
-                E::LocalSize => ep.modes.local_size = Some(three(&lits)?),
-                E::LocalSizeHint => ep.modes.local_size_hint = Some(three(&lits)?),
+                E::LocalSize | E::LocalSizeId => ep.modes.local_size = Some(three(&lits)?),
+                E::LocalSizeHint | E::LocalSizeHintId => {
+                    ep.modes.local_size_hint = Some(three(&lits)?)
+                }
                 E::SubgroupSize => ep.modes.sub_group_size = lits.first().copied(),
                 E::VecTypeHint => ep.modes.vec_type_hint = lits.first().copied(),
                 E::ContractionOff => ep.modes.contraction_off = true,

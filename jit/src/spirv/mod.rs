@@ -5,8 +5,10 @@
 //! This module does not generate code and does not know about lanes.
 
 mod decode;
+mod specialize;
 
 pub use decode::decode;
+pub use specialize::{spec_constants, specialize, SpecConstant};
 
 use std::collections::HashMap;
 
@@ -69,6 +71,8 @@ pub enum Type {
     },
     /// `event_t` and other opaque handles we pass around as 64-bit values.
     Event,
+    /// `OpTypeOpaque`: a named type of unknown layout, usable only behind pointers.
+    Opaque(String),
     /// Types we decode but cannot generate code for (images, samplers, pipes...): the
     /// name is used in error messages when a kernel actually uses one.
     Unsupported(&'static str),
@@ -84,6 +88,9 @@ pub enum ConstValue {
     Null,
     /// `OpUndef`: any value; we use zeros.
     Undef,
+    /// An `OpSpecConstantOp` on addresses of module-scope variables: the operation
+    /// (operands are constants or globals), evaluated where it is used.
+    Expr(Box<Op>),
 }
 
 /// A constant (or `OpUndef`) of type `ty`.
@@ -201,6 +208,17 @@ pub enum Rounding {
     Rtn,
 }
 
+/// Integer operations whose result is a two-member struct `{ low, high }` of the
+/// operands' type (`OpIAddCarry`: sum and carry, `OpISubBorrow`: difference and
+/// borrow, `OpUMulExtended` / `OpSMulExtended`: low and high halves of the product).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WideOp {
+    IAddCarry,
+    ISubBorrow,
+    UMulExtended,
+    SMulExtended,
+}
+
 /// Atomic read-modify-write operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
@@ -281,7 +299,7 @@ pub enum Scope {
 }
 
 /// One non-terminator instruction.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     Binary(BinOp, Id, Id),
     Unary(UnOp, Id),
@@ -291,6 +309,16 @@ pub enum Op {
         saturate: bool,
         rounding: Option<Rounding>,
     },
+    /// [`WideOp`] on two integer scalars or vectors.
+    Wide(WideOp, Id, Id),
+    /// `OpVectorTimesScalar`: a float vector times a float scalar.
+    VectorTimesScalar(Id, Id),
+    /// `OpPtrDiff`: `(a - b) / sizeof(pointee)` as a signed integer.
+    PtrDiff(Id, Id),
+    /// `OpUndef` in a function body: any value of the result type (we use zeros).
+    Undef,
+    /// `OpSizeOf`: the size in bytes of the pointee of a pointer value.
+    SizeOf(Id),
     Bitcast(Id),
     ConvertPtrToU(Id),
     ConvertUToPtr(Id),
@@ -347,6 +375,9 @@ pub enum Op {
         components: Vec<u32>,
     },
     CopyObject(Id),
+    /// `OpCopyLogical`: the same value in a logically matching type (same members,
+    /// possibly other decorations).
+    CopyLogical(Id),
     /// `OpDot`: dot product of two float vectors.
     Dot(Id, Id),
     /// `OpVariable Function`: per-work-item storage.
@@ -447,13 +478,28 @@ pub struct Block {
     pub term: Terminator,
 }
 
+/// A structured-control-flow declaration (`OpSelectionMerge` / `OpLoopMerge`) of a
+/// block: only a hint for us (the CFG is analysed from the branches), kept so the
+/// validator can check its targets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merge {
+    /// The header block that declares it.
+    pub block: Id,
+    pub merge: Id,
+    /// `OpLoopMerge`'s continue target.
+    pub continue_target: Option<Id>,
+}
+
 /// A function (kernel or callee). Imported functions have no blocks.
 #[derive(Clone, Debug)]
 pub struct Function {
     pub id: Id,
     pub name: String,
     pub ret: Id,
+    /// The `OpTypeFunction` the function declares.
+    pub ty: Id,
     pub params: Vec<(Id, Id)>,
+    pub merges: Vec<Merge>,
     pub blocks: Vec<Block>,
     /// `LinkageAttributes ... Import`: a declaration resolved to a built-in by name.
     pub import: Option<String>,
@@ -584,6 +630,11 @@ impl Module {
             }
             Type::Pointer { .. } | Type::Event | Type::Function { .. } => {
                 Layout { size: 8, align: 8 }
+            }
+            Type::Opaque(n) => {
+                return Err(crate::CompileError::malformed(format!(
+                    "opaque type {n} has no size: it can only be used behind a pointer"
+                )))
             }
             Type::Unsupported(n) => {
                 return Err(crate::CompileError::unsupported(format!(

@@ -242,3 +242,42 @@ pub fn run_with_printf(
 pub fn kernel<'a>(p: &'a CompiledProgram, name: &str) -> &'a CompiledKernel {
     p.kernel(name).unwrap_or_else(|| panic!("no kernel {name}"))
 }
+
+/// SPIR-V assembly -> words with `spirv-as` (SPIRV-Tools) for SPIR-V version
+/// `env` (e.g. "spv1.4"); panics with the assembler's message on failure.
+pub fn assemble(text: &str, env: &str) -> Vec<u32> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("cranecl-jit-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let src = dir.join(format!("a{n}.spvasm"));
+    let spv = dir.join(format!("a{n}.spv"));
+    std::fs::write(&src, text).unwrap();
+    let out = Command::new("spirv-as")
+        .args(["--target-env", env, "-o"])
+        .arg(&spv)
+        .arg(&src)
+        .output()
+        .expect("spirv-as runs (apt install spirv-tools)");
+    assert!(
+        out.status.success(),
+        "spirv-as failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&spv).unwrap();
+    let _ = std::fs::remove_file(&src);
+    let _ = std::fs::remove_file(&spv);
+    bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Compiles assembled SPIR-V (panics with the compile error).
+pub fn build_asm(text: &str, env: &str) -> CompiledProgram {
+    let words = assemble(text, env);
+    match cranecl_jit::compile(&words, &CompileOptions::default()) {
+        Ok(p) => p,
+        Err(e) => panic!("compile failed ({:?}): {}", e.kind, e.message),
+    }
+}

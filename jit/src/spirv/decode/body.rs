@@ -16,6 +16,7 @@ impl Decoder {
             .ok_or_else(|| malformed("OpFunction missing"))?;
         let id = result(def)?;
         let ret = result_ty(def)?;
+        let ty = id_at(def, 1)?;
         let name = self.m.name_of(id);
         let mut params = Vec::new();
         for p in &f.parameters {
@@ -23,6 +24,7 @@ impl Decoder {
         }
         let import = self.m.decorations.get(&id).and_then(|d| d.import.clone());
         let mut blocks = Vec::new();
+        let mut merges = Vec::new();
         for b in &f.blocks {
             let label =
                 b.label.as_ref().and_then(|l| l.result_id).ok_or_else(|| {
@@ -30,11 +32,17 @@ impl Decoder {
                 })?;
             let mut insts = Vec::new();
             let mut term = None;
-            for inst in &b.instructions {
+            for (k, inst) in b.instructions.iter().enumerate() {
                 if term.is_some() {
                     return Err(malformed(format!(
                         "instruction after the terminator of block %{label} in function {name}"
                     )));
+                }
+                if let Some(m) = merge(inst, label, b.instructions.get(k + 1))
+                    .map_err(|e| malformed(format!("{e} in function {name}")))?
+                {
+                    merges.push(m);
+                    continue;
                 }
                 match self.terminator(inst)? {
                     Some(t) => term = Some(t),
@@ -64,7 +72,9 @@ impl Decoder {
                 id,
                 name,
                 ret,
+                ty,
                 params,
+                merges,
                 blocks,
                 import,
             },
@@ -109,5 +119,40 @@ impl Decoder {
             SOp::Unreachable | SOp::Kill => Terminator::Unreachable,
             _ => return Ok(None),
         }))
+    }
+}
+
+/// A merge instruction of block `label` (None for other instructions), checked to
+/// come right before the terminator it qualifies.
+fn merge(
+    inst: &dr::Instruction,
+    label: Id,
+    next: Option<&dr::Instruction>,
+) -> Result<Option<Merge>, String> {
+    let (continue_target, allowed): (Option<Id>, &[SOp]) = match inst.class.opcode {
+        SOp::SelectionMerge => (None, &[SOp::BranchConditional, SOp::Switch]),
+        SOp::LoopMerge => (
+            Some(id_at(inst, 1).map_err(|e| e.message)?),
+            &[SOp::Branch, SOp::BranchConditional],
+        ),
+        _ => return Ok(None),
+    };
+    let merge = id_at(inst, 0).map_err(|e| e.message)?;
+    match next.map(|n| n.class.opcode) {
+        Some(op) if allowed.contains(&op) => Ok(Some(Merge {
+            block: label,
+            merge,
+            continue_target,
+        })),
+        other => Err(format!(
+            "Op{:?} in block %{label} must come right before {}, found {}",
+            inst.class.opcode,
+            allowed
+                .iter()
+                .map(|o| format!("Op{o:?}"))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            other.map_or("the end of the block".into(), |o| format!("Op{o:?}"))
+        )),
     }
 }

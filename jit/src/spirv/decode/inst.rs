@@ -96,6 +96,17 @@ impl Decoder {
             | S::LifetimeStop
             | S::AssumeTrueKHR
             | S::Name => Op::Nop,
+            S::Undef => Op::Undef,
+            // The expected value is only a hint.
+            S::ExpectKHR => Op::CopyObject(id_at(inst, 0)?),
+            S::IAddCarry => Op::Wide(WideOp::IAddCarry, id_at(inst, 0)?, id_at(inst, 1)?),
+            S::ISubBorrow => Op::Wide(WideOp::ISubBorrow, id_at(inst, 0)?, id_at(inst, 1)?),
+            S::UMulExtended => Op::Wide(WideOp::UMulExtended, id_at(inst, 0)?, id_at(inst, 1)?),
+            S::SMulExtended => Op::Wide(WideOp::SMulExtended, id_at(inst, 0)?, id_at(inst, 1)?),
+            S::VectorTimesScalar => Op::VectorTimesScalar(id_at(inst, 0)?, id_at(inst, 1)?),
+            S::PtrDiff => Op::PtrDiff(id_at(inst, 0)?, id_at(inst, 1)?),
+            S::SizeOf => Op::SizeOf(id_at(inst, 0)?),
+            S::CopyLogical => Op::CopyLogical(id_at(inst, 0)?),
             S::IAdd => bin(BinOp::IAdd)?,
             S::ISub => bin(BinOp::ISub)?,
             S::IMul => bin(BinOp::IMul)?,

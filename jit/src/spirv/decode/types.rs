@@ -41,9 +41,10 @@ impl Decoder {
                         ..
                     }) => *v,
                     _ => {
-                        return Err(unsupported(
-                            "array type whose length is not a plain constant (specialization constants are not supported)",
-                        ))
+                        return Err(malformed(format!(
+                            "array type %{} has a length %{len_id} that is not an integer constant",
+                            result(t)?
+                        )))
                     }
                 };
                 Some(Type::Array {
@@ -76,7 +77,10 @@ impl Decoder {
             SOp::TypeEvent | SOp::TypeDeviceEvent | SOp::TypeReserveId | SOp::TypeQueue => {
                 Some(Type::Event)
             }
-            SOp::TypeOpaque => Some(Type::Unsupported("opaque")),
+            SOp::TypeOpaque => Some(Type::Opaque(match t.operands.first() {
+                Some(Operand::LiteralString(n)) => n.clone(),
+                _ => String::new(),
+            })),
             SOp::TypeImage => Some(Type::Unsupported("image")),
             SOp::TypeSampler => Some(Type::Unsupported("sampler")),
             SOp::TypeSampledImage => Some(Type::Unsupported("sampled image")),
@@ -118,7 +122,10 @@ impl Decoder {
             SOp::ConstantTrue | SOp::SpecConstantTrue => ConstValue::Scalar(1),
             SOp::ConstantFalse | SOp::SpecConstantFalse => ConstValue::Scalar(0),
             SOp::ConstantNull => ConstValue::Null,
-            SOp::Undef => ConstValue::Undef,
+            SOp::Undef => match self.lifted_spec_ops.remove(&result(t)?) {
+                Some(lifted) => self.spec_constant_op(&lifted, result_ty(t)?)?,
+                None => ConstValue::Undef,
+            },
             SOp::ConstantComposite | SOp::SpecConstantComposite => {
                 ConstValue::Composite(ids_from(t, 0)?)
             }
@@ -160,7 +167,14 @@ impl Decoder {
                 ))
             }
             SOp::SpecConstantOp => {
-                return Err(unsupported("OpSpecConstantOp is not supported"));
+                let ty = result_ty(t)?;
+                if !self.m.types.contains_key(&ty) {
+                    return Err(malformed(format!(
+                        "constant %{} has type %{ty}, which is not a type",
+                        result(t)?
+                    )));
+                }
+                self.spec_constant_op(t, ty)?
             }
             SOp::Line | SOp::NoLine | SOp::ExtInst => return Ok(()),
             other => {
