@@ -181,3 +181,125 @@ kernel void k(global const float* x, global float* f, global const int* a, globa
         assert_eq!(r[6 * i + 5], hadd.wrapping_add(up), "hadd/upsample {i}");
     }
 }
+
+#[test]
+fn any_all_test_sign_bits_of_integer_vectors() {
+    let src = r#"
+kernel void k(global const char* c, global const short4* s, global const int3* i,
+              global const long2* l, global int* o) {
+  size_t g = get_global_id(0);
+  o[g] = any(c[g]) | all(c[g]) << 1 | any(s[g]) << 2 | all(s[g]) << 3
+       | any(i[g]) << 4 | all(i[g]) << 5 | any(l[g]) << 6 | all(l[g]) << 7;
+}
+"#;
+    let n = 64;
+    let mut seed = 77u32;
+    let mut next = || {
+        seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+        // Mostly positive values with a sign bit set now and then.
+        if seed >> 29 == 0 {
+            (seed | 0x8000_0000) as i32
+        } else {
+            (seed >> 1) as i32
+        }
+    };
+    let mut c: Vec<i8> = (0..n).map(|_| (next() >> 24) as i8).collect();
+    let mut s: Vec<i16> = (0..4 * n).map(|_| (next() >> 16) as i16).collect();
+    // int3 is laid out like int4.
+    let mut i: Vec<i32> = (0..4 * n).map(|_| next()).collect();
+    let mut l: Vec<i64> = (0..2 * n).map(|_| i64::from(next()) << 32).collect();
+    for w in [4, 8, 16] {
+        let p = build_w(src, w);
+        let mut o = vec![0i32; n];
+        run(
+            kernel(&p, "k"),
+            &[n],
+            &[16],
+            &[
+                buf(&mut c),
+                buf(&mut s),
+                buf(&mut i),
+                buf(&mut l),
+                buf(&mut o),
+            ],
+        );
+        for g in 0..n {
+            let neg_s: Vec<bool> = s[4 * g..4 * g + 4].iter().map(|x| *x < 0).collect();
+            let neg_i: Vec<bool> = i[4 * g..4 * g + 3].iter().map(|x| *x < 0).collect();
+            let neg_l: Vec<bool> = l[2 * g..2 * g + 2].iter().map(|x| *x < 0).collect();
+            let bits = [
+                c[g] < 0,
+                c[g] < 0,
+                neg_s.iter().any(|x| *x),
+                neg_s.iter().all(|x| *x),
+                neg_i.iter().any(|x| *x),
+                neg_i.iter().all(|x| *x),
+                neg_l.iter().any(|x| *x),
+                neg_l.iter().all(|x| *x),
+            ];
+            let want = bits
+                .iter()
+                .enumerate()
+                .fold(0, |acc, (k, b)| acc | (i32::from(*b) << k));
+            assert_eq!(o[g], want, "W={w} item {g}");
+        }
+    }
+}
+
+#[test]
+fn conversions_clang_leaves_as_calls() {
+    // clang-22 emits convert_double*/convert_half* as calls to imported functions.
+    let src = r#"
+kernel void k(global const float4* f, global const ulong* u, global const int* i,
+              global double4* d, global double* du, global float* fi) {
+  size_t g = get_global_id(0);
+  d[g] = convert_double4(f[g]);
+  du[2*g] = convert_double_rtz(u[g]);
+  du[2*g+1] = convert_double_rtp(u[g]);
+  fi[g] = convert_float(convert_double(i[g]));
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  read_mem_fence(CLK_LOCAL_MEM_FENCE);
+  write_mem_fence(CLK_GLOBAL_MEM_FENCE);
+}
+"#;
+    let n = 32;
+    let mut f: Vec<f32> = (0..4 * n).map(|x| (x as f32 - 60.0) / 7.0).collect();
+    let mut u: Vec<u64> = (0..n as u64)
+        .map(|x| u64::MAX - x * 0x1234_5678_9abc)
+        .collect();
+    let mut i: Vec<i32> = (0..n as i32).map(|x| x * 1_000_003 - 7).collect();
+    let mut d = vec![0f64; 4 * n];
+    let mut du = vec![0f64; 2 * n];
+    let mut fi = vec![0f32; n];
+    let p = build(src);
+    run(
+        kernel(&p, "k"),
+        &[n],
+        &[8],
+        &[
+            buf(&mut f),
+            buf(&mut u),
+            buf(&mut i),
+            buf(&mut d),
+            buf(&mut du),
+            buf(&mut fi),
+        ],
+    );
+    for g in 0..n {
+        for c in 0..4 {
+            assert_eq!(d[4 * g + c], f64::from(f[4 * g + c]));
+        }
+        // Directed roundings of a 64-bit integer bracket it by adjacent doubles.
+        let (lo, hi) = (du[2 * g], du[2 * g + 1]);
+        assert!(
+            lo as u128 <= u128::from(u[g]) && u128::from(u[g]) <= hi as u128,
+            "{} -> {lo} {hi}",
+            u[g]
+        );
+        assert!(
+            hi == lo || f64::from_bits(lo.to_bits() + 1) == hi,
+            "{lo} {hi}"
+        );
+        assert_eq!(fi[g], i[g] as f32);
+    }
+}

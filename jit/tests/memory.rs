@@ -399,3 +399,83 @@ kernel void k(global const float* in, global float* out, local float* tmp) {
     let total: f32 = inp.iter().sum();
     assert_eq!(out[0] + out[1], total);
 }
+
+#[test]
+fn private_variables_are_aligned_to_their_type() {
+    // A short16 member (32-byte alignment) and a double16 (128) in private memory.
+    let src = r#"
+typedef struct { short pre[12]; short16 v; short3 post; } S;
+kernel void k(global ulong* o, global const short16* in) {
+  size_t g = get_global_id(0);
+  S s;
+  double16 d = (double16)(g);
+  s.v = in[g];
+  o[3*g] = (ulong)&s.v;
+  o[3*g+1] = (ulong)&d;
+  o[3*g+2] = s.v.s3 + (ulong)d.s5;
+}
+kernel void with_barrier(global ulong* o, global const short16* in) {
+  size_t g = get_global_id(0);
+  S s;
+  double16 d = (double16)(g);
+  s.v = in[g];
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  o[3*g] = (ulong)&s.v;
+  o[3*g+1] = (ulong)&d;
+  o[3*g+2] = s.v.s3 + (ulong)d.s5;
+}
+"#;
+    let n = 32;
+    let mut input: Vec<i16> = (0..16 * n as i16).collect();
+    for (w, name) in [(4, "k"), (8, "k"), (4, "with_barrier"), (8, "with_barrier")] {
+        let p = build_w(src, w);
+        let mut o = vec![0u64; 3 * n];
+        run(
+            kernel(&p, name),
+            &[n],
+            &[8],
+            &[buf(&mut o), buf(&mut input)],
+        );
+        for g in 0..n {
+            assert_eq!(o[3 * g] % 32, 0, "W={w} short16 at {:#x}", o[3 * g]);
+            assert_eq!(
+                o[3 * g + 1] % 128,
+                0,
+                "W={w} double16 at {:#x}",
+                o[3 * g + 1]
+            );
+            assert_eq!(o[3 * g + 2], (16 * g + 3 + g) as u64);
+        }
+    }
+}
+
+#[test]
+fn async_copy_arguments_come_from_lane_zero() {
+    // `gid - lid` is the same in every work-item though both vary; clang passes the
+    // __local array as a pointer to the whole array.
+    let src = r#"
+kernel void k(global const ushort* in, global ushort* out) {
+  __local ushort data[256];
+  size_t i = get_global_id(0), lid = get_local_id(0);
+  data[lid] = in[i] + 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  event_t e = async_work_group_copy(out + (i - lid), data, get_local_size(0), 0);
+  wait_group_events(1, &e);
+}
+"#;
+    let n = 512;
+    let mut input: Vec<u16> = (0..n as u16).map(|x| x * 3).collect();
+    for (w, l) in [(4, 64), (8, 128), (16, 256)] {
+        let p = build_w(src, w);
+        let mut out = vec![0u16; n];
+        run(
+            kernel(&p, "k"),
+            &[n],
+            &[l],
+            &[buf(&mut input), buf(&mut out)],
+        );
+        for g in 0..n {
+            assert_eq!(out[g], input[g] + 1, "W={w} element {g}");
+        }
+    }
+}

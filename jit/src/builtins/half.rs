@@ -17,7 +17,7 @@ const HALF_MAX: u16 = 0x7bff;
 const HALF_INF: u16 = 0x7c00;
 
 /// Rounds `x` to half in `mode`, returning the bits.
-fn to_half(x: f64, mode: FPRoundingMode) -> u16 {
+pub(super) fn to_half(x: f64, mode: FPRoundingMode) -> u16 {
     let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
     if x.is_nan() {
         // Quiet NaN, keeping the top 9 payload bits.
@@ -61,7 +61,7 @@ fn to_half(x: f64, mode: FPRoundingMode) -> u16 {
 }
 
 /// The value of half bits `h`.
-fn from_half(h: u16) -> f64 {
+pub(super) fn from_half(h: u16) -> f64 {
     let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
     let exp = i32::from((h >> 10) & 0x1f);
     let mant = f64::from(h & 0x03ff);

@@ -38,6 +38,7 @@ mod fast32;
 mod float;
 mod geometric;
 mod half;
+mod half_math;
 mod int;
 mod precise;
 #[cfg(test)]
@@ -143,6 +144,14 @@ pub fn half_to(ty: Scalar, mode: rspirv::spirv::FPRoundingMode) -> Option<Native
     table().half_to.get(&(ty, mode as u32)).copied()
 }
 
+/// OpenCL.std `opcode` on half values where computing in `f32` and rounding once is
+/// not right (see `half_math`): `fma` and `nextafter` on half bits (`I16`), and
+/// `modf`/`fract`/`sincos` as `[F32, Ptr] -> F32` with the pointer receiving half bits.
+/// Every other half function is the `F32` entry of [`opencl_std`] plus one rounding.
+pub fn half_std(opcode: u32) -> Option<NativeFn> {
+    table().half_std.get(&opcode).copied()
+}
+
 /// A numeric conversion with an explicit rounding mode: `[from] -> to`.
 ///
 /// - integer (`I8`..`I64`, read as signed if `from_signed`) to `F32`/`F64`, rounded in
@@ -188,6 +197,8 @@ struct Table {
     half_from: HashMap<Scalar, NativeFn>,
     /// Half narrowing by (source type, rounding mode).
     half_to: HashMap<(Scalar, u32), NativeFn>,
+    /// Half-specific math by opcode.
+    half_std: HashMap<u32, NativeFn>,
     /// Conversions by (from, from signed, to, to signed, rounding mode).
     convert: HashMap<ConvertKey, NativeFn>,
     /// Distinct symbols in registration order.
@@ -209,6 +220,7 @@ pub(crate) struct Registry {
     vector: HashMap<(u32, Scalar, u32), NativeFn>,
     half_from: HashMap<Scalar, NativeFn>,
     half_to: HashMap<(Scalar, u32), NativeFn>,
+    half_std: HashMap<u32, NativeFn>,
     convert: HashMap<ConvertKey, NativeFn>,
     symbols: Vec<(&'static str, *const u8)>,
     seen: HashMap<&'static str, *const u8>,
@@ -262,6 +274,13 @@ impl Registry {
         self.add_symbol(f);
     }
 
+    /// Registers `f` as the half-specific implementation of `op` (see [`half_std`]).
+    pub(crate) fn add_half_std(&mut self, op: ClOp, f: NativeFn) {
+        let previous = self.half_std.insert(op as u32, f);
+        assert!(previous.is_none(), "half {op:?} registered twice");
+        self.add_symbol(f);
+    }
+
     /// Registers `f` as the conversion `key.0 -> key.2` in `mode` (see [`convert`]).
     pub(crate) fn add_convert(
         &mut self,
@@ -297,6 +316,7 @@ fn table() -> &'static Table {
             vector: HashMap::new(),
             half_from: HashMap::new(),
             half_to: HashMap::new(),
+            half_std: HashMap::new(),
             convert: HashMap::new(),
             symbols: Vec::new(),
             seen: HashMap::new(),
@@ -305,12 +325,14 @@ fn table() -> &'static Table {
         float::register(&mut r);
         geometric::register(&mut r);
         half::register(&mut r);
+        half_math::register(&mut r);
         convert::register(&mut r);
         Table {
             map: r.map,
             vector: r.vector,
             half_from: r.half_from,
             half_to: r.half_to,
+            half_std: r.half_std,
             convert: r.convert,
             symbols: r.symbols,
         }

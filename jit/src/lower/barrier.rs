@@ -121,7 +121,7 @@ pub(crate) struct BarrierCtx {
 impl Tr<'_, '_> {
     /// Byte offset of the save area in a sub-group's scratch.
     fn save_offset(&self) -> u64 {
-        16 + self.private_bytes * u64::from(self.w)
+        16 + self.private_slack() + self.private_bytes * u64::from(self.w)
     }
 
     /// The work-group function of a kernel with barriers.
@@ -212,6 +212,7 @@ impl Tr<'_, '_> {
             let off = self.b.ins().imul(sg, size_placeholder);
             let base = self.b.ins().iadd(g.scratch, off);
             let pbase = self.b.ins().iadd_imm_s(base, 16);
+            let pbase = self.align_private_base(pbase);
             let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
             self.enter_sub_group(sg, row, Some(pbase))?;
             self.bctx = Some(BarrierCtx {

@@ -11,13 +11,13 @@ use rspirv::spirv::OpenclStd100Op as C;
 use super::value::{little, Elem, Lv, Val};
 use super::Tr;
 use crate::builtins::{self, Scalar};
-use crate::spirv::Id;
+use crate::spirv::{Id, Rounding};
 use crate::CompileError;
 
 fn scalar_of(e: Elem) -> Scalar {
     match e {
         Elem::Bool | Elem::I8 => Scalar::I8,
-        Elem::I16 => Scalar::I16,
+        Elem::I16 | Elem::F16 => Scalar::I16,
         Elem::I32 => Scalar::I32,
         Elem::I64 => Scalar::I64,
         Elem::F32 => Scalar::F32,
@@ -103,18 +103,19 @@ impl Tr<'_, '_> {
                 let raw = self.load_leaves(&addr, &hel, &offs, private)?;
                 let mut leaves = Vec::new();
                 for (l, e) in raw.iter().zip(elems.iter()) {
-                    let nf = builtins::half_from(scalar_of(*e))
-                        .ok_or_else(|| CompileError::unsupported(format!("vload_half to {e:?}")))?;
-                    // The builtins' ABI: i16 arguments arrive sign-extended.
-                    let f = self.import_fn(
-                        nf.symbol,
-                        &[AbiParam::new(types::I16).sext()],
-                        &[AbiParam::new(e.scalar())],
-                    )?;
-                    leaves.push(self.per_lane(&[(Elem::I16, l)], *e, |t, x| {
-                        let c = t.b.ins().call(f, &[x[0]]);
-                        t.b.inst_results(c)[0]
-                    }));
+                    let f = self.half_to_f32(l);
+                    leaves.push(match e {
+                        Elem::F32 => f,
+                        Elem::F64 => self.convert_leaf(
+                            crate::spirv::ConvOp::FConvert,
+                            &f,
+                            Elem::F32,
+                            Elem::F64,
+                            false,
+                            None,
+                        ),
+                        _ => return Err(CompileError::malformed(format!("vload_half to {e:?}"))),
+                    });
                 }
                 return Ok(Some(Val { leaves, elems }));
             }
@@ -137,12 +138,8 @@ impl Tr<'_, '_> {
                     0
                 };
                 // FPRoundingMode: 0 rte, 1 rtz, 2 rtp, 3 rtn.
-                let rounding = [
-                    rspirv::spirv::FPRoundingMode::RTE,
-                    rspirv::spirv::FPRoundingMode::RTZ,
-                    rspirv::spirv::FPRoundingMode::RTP,
-                    rspirv::spirv::FPRoundingMode::RTN,
-                ][(mode as usize).min(3)];
+                let rounding = [Rounding::Rte, Rounding::Rtz, Rounding::Rtp, Rounding::Rtn]
+                    [(mode as usize).min(3)];
                 let n = data.elems.len() as i64;
                 let stride_n = if matches!(op, C::vstorea_halfn | C::vstorea_halfn_r) && n == 3 {
                     4
@@ -152,18 +149,10 @@ impl Tr<'_, '_> {
                 let addr = self.scaled_address(&p, &off, stride_n * 2);
                 let mut halves = Vec::new();
                 for (l, e) in data.leaves.iter().zip(data.elems.iter()) {
-                    let nf = builtins::half_to(scalar_of(*e), rounding).ok_or_else(|| {
-                        CompileError::unsupported(format!("vstore_half from {e:?}"))
-                    })?;
-                    let f = self.import_fn(
-                        nf.symbol,
-                        &[AbiParam::new(e.scalar())],
-                        &[AbiParam::new(types::I16).sext()],
-                    )?;
-                    halves.push(self.per_lane(&[(*e, l)], Elem::I16, |t, x| {
-                        let c = t.b.ins().call(f, &[x[0]]);
-                        t.b.inst_results(c)[0]
-                    }));
+                    if !matches!(e, Elem::F32 | Elem::F64) {
+                        return Err(CompileError::malformed(format!("vstore_half from {e:?}")));
+                    }
+                    halves.push(self.float_to_half(*e, l, Some(rounding))?);
                 }
                 let hel = vec![Elem::I16; n as usize];
                 let offs: Vec<u64> = (0..n as u64).map(|i| i * 2).collect();
@@ -186,6 +175,12 @@ impl Tr<'_, '_> {
         let vals: Vec<Val> = (0..args.len())
             .map(|i| arg(self, i))
             .collect::<Result<_, _>>()?;
+        let has_half =
+            elems.contains(&Elem::F16) || vals.iter().any(|v| v.elems.contains(&Elem::F16));
+        if has_half && !matches!(op, C::select | C::shuffle | C::shuffle2 | C::bitselect) {
+            let leaves = self.half_ext_inst(op, opcode, args, &vals, &elems)?;
+            return Ok(Some(Val { leaves, elems }));
+        }
         if let Some(v) = self.ext_inline(op, &vals, &elems)? {
             return Ok(Some(Val { leaves: v, elems }));
         }
@@ -212,7 +207,7 @@ impl Tr<'_, '_> {
     }
 
     /// Component `i` of argument `v` (scalars broadcast).
-    fn comp(v: &Val, i: usize) -> (Elem, Lv) {
+    pub(super) fn comp(v: &Val, i: usize) -> (Elem, Lv) {
         let k = if v.leaves.len() == 1 { 0 } else { i };
         (v.elems[k], v.leaves[k].clone())
     }
@@ -259,7 +254,7 @@ impl Tr<'_, '_> {
     }
 
     /// Inline lowering of common instructions; None = not handled here.
-    fn ext_inline(
+    pub(super) fn ext_inline(
         &mut self,
         op: C,
         vals: &[Val],
@@ -549,7 +544,7 @@ impl Tr<'_, '_> {
                         |t, x, y| t.b.ins().fmul(x, y),
                     )
                 }
-                C::bitselect if e.is_int() => {
+                C::bitselect if e.is_int() || e == Elem::F16 => {
                     let (x, y, z) = (need(a)?, need(b)?, need(c)?);
                     let hi = self.vec_op2(
                         e,
@@ -649,7 +644,15 @@ impl Tr<'_, '_> {
         let va = self.get(a)?;
         let vb = self.get(b)?;
         let elems = self.elems(rty)?;
-        let r = self.dot_leaves(va.elems[0], &va.leaves, &vb.leaves);
+        let r = if va.elems[0] == Elem::F16 {
+            // Products and sums in f32, rounded to half once.
+            let xs: Vec<Lv> = va.leaves.iter().map(|l| self.half_to_f32(l)).collect();
+            let ys: Vec<Lv> = vb.leaves.iter().map(|l| self.half_to_f32(l)).collect();
+            let d = self.dot_leaves(Elem::F32, &xs, &ys);
+            self.f32_to_half(&d)
+        } else {
+            self.dot_leaves(va.elems[0], &va.leaves, &vb.leaves)
+        };
         Ok(Val {
             leaves: vec![r],
             elems,
@@ -657,7 +660,7 @@ impl Tr<'_, '_> {
     }
 
     /// length/distance/normalize of vectors through the library (overflow-safe).
-    fn geometric_call(
+    pub(super) fn geometric_call(
         &mut self,
         op: C,
         opcode: u32,
@@ -747,7 +750,7 @@ impl Tr<'_, '_> {
     }
 
     /// A call of the scalar library function per lane and component.
-    fn ext_call(
+    pub(super) fn ext_call(
         &mut self,
         op: C,
         opcode: u32,
@@ -761,7 +764,22 @@ impl Tr<'_, '_> {
         } else {
             elems[0]
         };
-        let nf = builtins::opencl_std(opcode, scalar_of(key)).ok_or_else(|| {
+        // modf/fract/sincos with a `half*` out-parameter (on widened operands).
+        let half_out = matches!(op, C::modf | C::fract | C::sincos)
+            && match ids.get(1) {
+                Some(&p) => {
+                    let pty = self.type_of(p)?;
+                    let (_, pointee) = self.m.pointee(pty)?;
+                    self.elems(pointee)?.first() == Some(&Elem::F16)
+                }
+                None => false,
+            };
+        let nf = if half_out {
+            builtins::half_std(opcode)
+        } else {
+            builtins::opencl_std(opcode, scalar_of(key))
+        };
+        let nf = nf.ok_or_else(|| {
             CompileError::unsupported(format!(
                 "OpenCL.std instruction {op:?} for {key:?} is not implemented"
             ))

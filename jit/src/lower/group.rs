@@ -42,6 +42,15 @@ impl Tr<'_, '_> {
         k: usize,
     ) -> Result<Val, CompileError> {
         let sc = self.scope_value(scope)?;
+        let float_arith = matches!(
+            op,
+            GroupOp::FAdd | GroupOp::FMul | GroupOp::FMin | GroupOp::FMax
+        );
+        if float_arith && self.elems(rty)?.contains(&Elem::F16) {
+            return Err(CompileError::unsupported(format!(
+                "group operation {op:?} on half values"
+            )));
+        }
         if sc == SCOPE_WORKGROUP {
             return self.work_group_collective(op, mode, args, rty, bi, k);
         }

@@ -673,6 +673,15 @@ impl Tr<'_, '_> {
 
     fn float_binary(&mut self, op: BinOp, e: Elem, a: &Lv, b: &Lv) -> Result<Lv, CompileError> {
         use BinOp as B;
+        if e == Elem::F16 {
+            // Through f32: comparisons are exact there, arithmetic rounds back once.
+            let (x, y) = (self.half_to_f32(a), self.half_to_f32(b));
+            let r = self.float_binary(op, Elem::F32, &x, &y)?;
+            return Ok(match op {
+                B::FAdd | B::FSub | B::FMul | B::FDiv | B::FRem | B::FMod => self.f32_to_half(&r),
+                _ => r,
+            });
+        }
         let arith = |tr: &mut Self, f: fn(&mut Tr<'_, '_>, Value, Value) -> Value| {
             tr.vec_op2(e, a, b, f, f)
         };
@@ -799,8 +808,24 @@ impl Tr<'_, '_> {
         let va = self.get(a)?;
         let elems = self.elems(rty)?;
         if matches!(op, UnOp::Any | UnOp::All) {
-            let mut acc = va.leaves[0].clone();
-            for l in &va.leaves[1..] {
+            // OpenCL C's any/all take integer (vectors) and test each component's sign
+            // bit; clang emits OpAny/OpAll on them directly, so integer operands are
+            // turned into bools (x < 0) first.
+            let bools: Vec<Lv> = va
+                .leaves
+                .iter()
+                .zip(va.elems.iter())
+                .map(|(l, e)| {
+                    if *e == Elem::Bool {
+                        l.clone()
+                    } else {
+                        let zero = self.iconst(*e, 0);
+                        self.icmp_lv(IntCC::SignedLessThan, *e, l, &Lv::U(zero))
+                    }
+                })
+                .collect();
+            let mut acc = bools[0].clone();
+            for l in &bools[1..] {
                 acc = self.vec_op2(
                     Elem::Bool,
                     &acc,
@@ -835,7 +860,57 @@ impl Tr<'_, '_> {
                     _ if e == Elem::I8 => self.per_lane(&[(e, l)], e, |t, x| t.b.ins().ineg(x[0])),
                     _ => self.vec_op1(e, l, |t, x| t.b.ins().ineg(x)),
                 },
+                UnOp::FNegate if e == Elem::F16 => {
+                    let sign = self.iconst(Elem::I16, 0x8000u16 as i16 as i64);
+                    self.vec_op2(
+                        e,
+                        l,
+                        &Lv::U(sign),
+                        |t, x, y| t.b.ins().bxor(x, y),
+                        |t, x, y| t.b.ins().bxor(x, y),
+                    )
+                }
                 UnOp::FNegate => self.vec_op1(e, l, |t, x| t.b.ins().fneg(x)),
+                UnOp::SignBitSet if e == Elem::F16 => {
+                    let zero = self.iconst(Elem::I16, 0);
+                    self.icmp_lv(IntCC::SignedLessThan, Elem::I16, l, &Lv::U(zero))
+                }
+                UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite | UnOp::IsNormal if e == Elem::F16 => {
+                    // On the bits: exponent field all ones (inf/NaN) or zero (subnormal).
+                    let mag_mask = self.iconst(Elem::I16, 0x7fff);
+                    let mag = self.vec_op2(
+                        Elem::I16,
+                        l,
+                        &Lv::U(mag_mask),
+                        |t, x, y| t.b.ins().band(x, y),
+                        |t, x, y| t.b.ins().band(x, y),
+                    );
+                    let inf = self.iconst(Elem::I16, 0x7c00);
+                    let min = self.iconst(Elem::I16, 0x0400);
+                    let (cc, bound) = match op {
+                        UnOp::IsNan => (IntCC::SignedGreaterThan, inf),
+                        UnOp::IsInf => (IntCC::Equal, inf),
+                        _ => (IntCC::SignedLessThan, inf),
+                    };
+                    let r = self.icmp_lv(cc, Elem::I16, &mag, &Lv::U(bound));
+                    if op == UnOp::IsNormal {
+                        let lo = self.icmp_lv(
+                            IntCC::SignedGreaterThanOrEqual,
+                            Elem::I16,
+                            &mag,
+                            &Lv::U(min),
+                        );
+                        self.vec_op2(
+                            Elem::Bool,
+                            &lo,
+                            &r,
+                            |t, x, y| t.b.ins().band(x, y),
+                            |t, x, y| t.b.ins().band(x, y),
+                        )
+                    } else {
+                        r
+                    }
+                }
                 UnOp::Not => self.vec_op1(e, l, |t, x| t.b.ins().bnot(x)),
                 UnOp::LogicalNot => match l {
                     Lv::U(x) => Lv::U(self.b.ins().bxor_imm_s(*x, 1)),
@@ -931,7 +1006,7 @@ impl Tr<'_, '_> {
         }
     }
 
-    fn convert(
+    pub(crate) fn convert(
         &mut self,
         op: ConvOp,
         v: Id,
@@ -947,79 +1022,96 @@ impl Tr<'_, '_> {
             let to = *elems
                 .get(i)
                 .ok_or_else(|| CompileError::malformed("conversion changes the component count"))?;
-            leaves.push(match op {
-                ConvOp::UConvert | ConvOp::SConvert | ConvOp::SatSToU | ConvOp::SatUToS => {
-                    let src_signed = matches!(op, ConvOp::SConvert | ConvOp::SatSToU);
-                    if saturate {
-                        self.per_lane(&[(from, l)], to, |t, x| {
-                            t.int_saturate(x[0], from, to, src_signed, op)
-                        })
-                    } else {
-                        self.int_resize(l, from, to, src_signed)
-                    }
-                }
-                ConvOp::SToF | ConvOp::UToF => {
-                    let signed = op == ConvOp::SToF;
-                    if from == Elem::I32
-                        && to == Elem::F32
-                        && rounding.is_none_or(|r| r == Rounding::Rte)
-                    {
-                        self.vec_op1(from, l, move |t, x| {
-                            let ty = if t.b.func.dfg.value_type(x).is_vector() {
-                                types::F32X4
-                            } else {
-                                types::F32
-                            };
-                            if signed {
-                                t.b.ins().fcvt_from_sint(ty, x)
-                            } else {
-                                t.b.ins().fcvt_from_uint(ty, x)
-                            }
-                        })
-                    } else {
-                        self.per_lane(&[(from, l)], to, |t, x| {
-                            t.int_to_float(x[0], from, to, signed, rounding)
-                        })
-                    }
-                }
-                ConvOp::FToS | ConvOp::FToU => {
-                    let signed = op == ConvOp::FToS;
-                    let r = rounding.unwrap_or(Rounding::Rtz);
-                    let rounded = match r {
-                        Rounding::Rtz => l.clone(),
-                        Rounding::Rte => self.vec_op1(from, l, |t, x| t.b.ins().nearest(x)),
-                        Rounding::Rtp => self.vec_op1(from, l, |t, x| t.b.ins().ceil(x)),
-                        Rounding::Rtn => self.vec_op1(from, l, |t, x| t.b.ins().floor(x)),
-                    };
-                    if from == Elem::F32 && to == Elem::I32 && signed {
-                        self.vec_op1(from, &rounded, |t, x| {
-                            let vt = if t.b.func.dfg.value_type(x).is_vector() {
-                                types::I32X4
-                            } else {
-                                types::I32
-                            };
-                            t.b.ins().fcvt_to_sint_sat(vt, x)
-                        })
-                    } else {
-                        self.per_lane(&[(from, &rounded)], to, |t, x| {
-                            t.float_to_int(x[0], to, signed)
-                        })
-                    }
-                }
-                ConvOp::FConvert => {
-                    if from == to {
-                        l.clone()
-                    } else if to == Elem::F64 {
-                        self.per_lane(&[(from, l)], to, |t, x| {
-                            t.b.ins().fpromote(types::F64, x[0])
-                        })
-                    } else {
-                        self.per_lane(&[(from, l)], to, |t, x| t.f64_to_f32(x[0], rounding))
-                    }
-                }
+            leaves.push(if from == Elem::F16 || to == Elem::F16 {
+                self.convert_half_leaf(op, l, from, to, saturate, rounding)?
+            } else {
+                self.convert_leaf(op, l, from, to, saturate, rounding)
             });
         }
         Ok(Val { leaves, elems })
+    }
+
+    /// One leaf of a conversion between non-half types.
+    pub(crate) fn convert_leaf(
+        &mut self,
+        op: ConvOp,
+        l: &Lv,
+        from: Elem,
+        to: Elem,
+        saturate: bool,
+        rounding: Option<Rounding>,
+    ) -> Lv {
+        match op {
+            ConvOp::UConvert | ConvOp::SConvert | ConvOp::SatSToU | ConvOp::SatUToS => {
+                let src_signed = matches!(op, ConvOp::SConvert | ConvOp::SatSToU);
+                if saturate {
+                    self.per_lane(&[(from, l)], to, |t, x| {
+                        t.int_saturate(x[0], from, to, src_signed, op)
+                    })
+                } else {
+                    self.int_resize(l, from, to, src_signed)
+                }
+            }
+            ConvOp::SToF | ConvOp::UToF => {
+                let signed = op == ConvOp::SToF;
+                if from == Elem::I32
+                    && to == Elem::F32
+                    && rounding.is_none_or(|r| r == Rounding::Rte)
+                {
+                    self.vec_op1(from, l, move |t, x| {
+                        let ty = if t.b.func.dfg.value_type(x).is_vector() {
+                            types::F32X4
+                        } else {
+                            types::F32
+                        };
+                        if signed {
+                            t.b.ins().fcvt_from_sint(ty, x)
+                        } else {
+                            t.b.ins().fcvt_from_uint(ty, x)
+                        }
+                    })
+                } else {
+                    self.per_lane(&[(from, l)], to, |t, x| {
+                        t.int_to_float(x[0], from, to, signed, rounding)
+                    })
+                }
+            }
+            ConvOp::FToS | ConvOp::FToU => {
+                let signed = op == ConvOp::FToS;
+                let r = rounding.unwrap_or(Rounding::Rtz);
+                let rounded = match r {
+                    Rounding::Rtz => l.clone(),
+                    Rounding::Rte => self.vec_op1(from, l, |t, x| t.b.ins().nearest(x)),
+                    Rounding::Rtp => self.vec_op1(from, l, |t, x| t.b.ins().ceil(x)),
+                    Rounding::Rtn => self.vec_op1(from, l, |t, x| t.b.ins().floor(x)),
+                };
+                if from == Elem::F32 && to == Elem::I32 && signed {
+                    self.vec_op1(from, &rounded, |t, x| {
+                        let vt = if t.b.func.dfg.value_type(x).is_vector() {
+                            types::I32X4
+                        } else {
+                            types::I32
+                        };
+                        t.b.ins().fcvt_to_sint_sat(vt, x)
+                    })
+                } else {
+                    self.per_lane(&[(from, &rounded)], to, |t, x| {
+                        t.float_to_int(x[0], to, signed)
+                    })
+                }
+            }
+            ConvOp::FConvert => {
+                if from == to {
+                    l.clone()
+                } else if to == Elem::F64 {
+                    self.per_lane(&[(from, l)], to, |t, x| {
+                        t.b.ins().fpromote(types::F64, x[0])
+                    })
+                } else {
+                    self.per_lane(&[(from, l)], to, |t, x| t.f64_to_f32(x[0], rounding))
+                }
+            }
+        }
     }
 
     /// Saturating integer conversion of a scalar.
@@ -1140,8 +1232,17 @@ impl Tr<'_, '_> {
         } else {
             IntCC::UnsignedLessThan
         };
-        // Values at the saturation edge: treat as "above" when the float is 2^63/2^64.
+        // At the saturation edge the float is 2^63 (2^64 unsigned), above every
+        // integer, though `back` saturates to the largest one.
         let above = self.b.ins().icmp(cc_gt, back, x64);
+        let edge = if signed { 2f64.powi(63) } else { 2f64.powi(64) };
+        let edge = if to == Elem::F64 {
+            self.b.ins().f64const(edge)
+        } else {
+            self.b.ins().f32const(edge as f32)
+        };
+        let at_edge = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, f, edge);
+        let above = self.b.ins().bor(above, at_edge);
         let below = self.b.ins().icmp(cc_lt, back, x64);
         let zero = self.zero_scalar(to.scalar());
         let is_neg = self.b.ins().fcmp(FloatCC::LessThan, f, zero);
@@ -1276,7 +1377,10 @@ impl Tr<'_, '_> {
             let mut leaves = Vec::new();
             for (i, l) in x.leaves.iter().enumerate() {
                 let (from, to) = (x.elems[i], elems[i]);
-                leaves.push(if from == to || (from.is_int() && to.is_int()) {
+                // Same Cranelift representation (ints of one width, half <-> short).
+                let same_repr = from == to
+                    || (from != Elem::Bool && to != Elem::Bool && from.scalar() == to.scalar());
+                leaves.push(if same_repr {
                     l.clone()
                 } else {
                     let (tvec, _) = to.chunk();

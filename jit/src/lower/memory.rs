@@ -27,6 +27,7 @@ impl Tr<'_, '_> {
                     let (_, pointee) = self.m.pointee(ty)?;
                     let l = self.m.layout(pointee)?;
                     let a = l.align.max(1);
+                    self.private_align = self.private_align.max(a);
                     off = off.next_multiple_of(a);
                     self.private_offsets.insert(r, off);
                     off += l.size.next_multiple_of(a);
@@ -54,15 +55,37 @@ impl Tr<'_, '_> {
             return self.b.ins().iconst(types::I64, 0);
         }
         if self.private_slot.is_none() {
-            let size = u32::try_from(total).unwrap_or(u32::MAX);
+            let size = u32::try_from(total + self.private_slack()).unwrap_or(u32::MAX);
             self.private_slot = Some(self.b.create_sized_stack_slot(ir::StackSlotData::new(
                 ir::StackSlotKind::ExplicitSlot,
                 size,
-                6,
+                4,
             )));
         }
         let slot = self.private_slot.expect("created above");
-        self.b.ins().stack_addr(types::I64, slot, 0)
+        let raw = self.b.ins().stack_addr(types::I64, slot, 0);
+        self.align_private_base(raw)
+    }
+
+    /// Bytes reserved in front of the private area so that its base can be aligned
+    /// to the strictest private variable (`short16` in a struct: 32; `double16`: 128).
+    /// Stack slots and the scratch block's sub-group areas are only 16-aligned.
+    pub fn private_slack(&self) -> u64 {
+        if self.private_align > 16 {
+            self.private_align
+        } else {
+            0
+        }
+    }
+
+    /// `raw` rounded up to the private area's alignment (within [`Self::private_slack`]).
+    pub fn align_private_base(&mut self, raw: Value) -> Value {
+        if self.private_align <= 16 {
+            return raw;
+        }
+        let a = self.private_align as i64;
+        let up = self.b.ins().iadd_imm_s(raw, a - 1);
+        self.b.ins().band_imm_s(up, -a)
     }
 
     /// The address of module-scope variable `id`.
@@ -1152,31 +1175,27 @@ impl Tr<'_, '_> {
         rty: Id,
     ) -> Result<Val, CompileError> {
         let dty = self.type_of(dst)?;
-        let (dst_storage, pointee) = self.m.pointee(dty)?;
+        let (dst_storage, mut pointee) = self.m.pointee(dty)?;
+        // clang-22 passes a `__local T data[N]` as a pointer to the array: the copy's
+        // element (a scalar or vector gentype) is the array's element.
+        while let Type::Array { elem, .. } = self.m.ty(pointee)? {
+            pointee = *elem;
+        }
         let l = self.m.layout(pointee)?;
         let size = l.size as i64;
-        let d = self.get(dst)?;
-        let s = self.get(src)?;
-        let n = self.get(num)?;
-        let st = self.get(stride)?;
-        let (Lv::U(d), Lv::U(s), Lv::U(n), Lv::U(st)) =
-            (&d.leaves[0], &s.leaves[0], &n.leaves[0], &st.leaves[0])
-        else {
-            return Err(CompileError::unsupported(
-                "async_work_group_copy with work-item dependent arguments",
-            ));
+        // OpenCL requires the same arguments in every work-item of the work-group, so
+        // lane 0's are everyone's, whatever shape the analysis gave them (`gid - lid`
+        // is uniform although both operands vary).
+        let mut first = |id: Id| -> Result<Value, CompileError> {
+            let v = self.get(id)?;
+            let x = self.lanes_of(v.elems[0], &v.leaves[0])[0];
+            Ok(if self.b.func.dfg.value_type(x) == types::I64 {
+                x
+            } else {
+                self.b.ins().uextend(types::I64, x)
+            })
         };
-        let (d, s) = (*d, *s);
-        let n = if self.b.func.dfg.value_type(*n) == types::I64 {
-            *n
-        } else {
-            self.b.ins().uextend(types::I64, *n)
-        };
-        let st = if self.b.func.dfg.value_type(*st) == types::I64 {
-            *st
-        } else {
-            self.b.ins().uextend(types::I64, *st)
-        };
+        let (d, s, n, st) = (first(dst)?, first(src)?, first(num)?, first(stride)?);
         // Local destination: gather with the stride from global; else scatter.
         let gather = dst_storage == Storage::Workgroup;
         let sg = self

@@ -17,6 +17,7 @@ mod calls;
 mod control;
 mod extinst;
 mod group;
+mod half;
 mod inst;
 mod memory;
 mod printf;
@@ -122,6 +123,8 @@ pub(crate) struct Tr<'a, 'b> {
     /// Byte offsets of private variables in the per-lane private area.
     pub private_offsets: HashMap<Id, u64>,
     pub private_bytes: u64,
+    /// Alignment of the private area: the strictest private variable's (at least 16).
+    pub private_align: u64,
     /// Byte offsets of kernel-scope `__local` variables in `local_mem`.
     pub local_offsets: HashMap<Id, u64>,
     /// Addresses of constant/global data owned by the compiled program.
@@ -234,6 +237,7 @@ pub(crate) fn lower_kernel(
             dup_conflict: false,
             private_offsets: HashMap::new(),
             private_bytes: 0,
+            private_align: 16,
             local_offsets: local_offsets.clone(),
             data_addrs: data_addrs.clone(),
             func_refs: HashMap::new(),
@@ -338,12 +342,13 @@ impl<'a, 'b> Tr<'a, 'b> {
                 _ => Elem::I64,
             }),
             Type::Float { bits } => out.push(match bits {
+                16 => Elem::F16,
                 32 => Elem::F32,
                 64 => Elem::F64,
                 _ => {
-                    return Err(CompileError::unsupported(
-                        "arithmetic on half-precision values is not supported (use vload_half/vstore_half)",
-                    ))
+                    return Err(CompileError::unsupported(format!(
+                        "{bits}-bit floating-point values"
+                    )))
                 }
             }),
             Type::Pointer { .. } | Type::Event => out.push(Elem::I64),

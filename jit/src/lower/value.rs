@@ -24,6 +24,9 @@ pub enum Elem {
     I16,
     I32,
     I64,
+    /// IEEE binary16, carried as its 16 bits (`I16`, `I16X8` chunks): data movement
+    /// treats it like `I16`; arithmetic goes through `f32` in [`super::half`].
+    F16,
     F32,
     F64,
 }
@@ -33,7 +36,7 @@ impl Elem {
     pub fn scalar(self) -> Type {
         match self {
             Elem::Bool | Elem::I8 => types::I8,
-            Elem::I16 => types::I16,
+            Elem::I16 | Elem::F16 => types::I16,
             Elem::I32 => types::I32,
             Elem::I64 => types::I64,
             Elem::F32 => types::F32,
@@ -46,7 +49,7 @@ impl Elem {
         match self {
             Elem::Bool | Elem::I32 => (types::I32X4, 4),
             Elem::I8 => (types::I8X16, 16),
-            Elem::I16 => (types::I16X8, 8),
+            Elem::I16 | Elem::F16 => (types::I16X8, 8),
             Elem::I64 => (types::I64X2, 2),
             Elem::F32 => (types::F32X4, 4),
             Elem::F64 => (types::F64X2, 2),
@@ -57,14 +60,16 @@ impl Elem {
     pub fn bytes(self) -> u32 {
         match self {
             Elem::Bool | Elem::I8 => 1,
-            Elem::I16 => 2,
+            Elem::I16 | Elem::F16 => 2,
             Elem::I32 | Elem::F32 => 4,
             Elem::I64 | Elem::F64 => 8,
         }
     }
 
+    /// A floating-point type (half included: check for [`Elem::F16`] before using
+    /// Cranelift float instructions, which half values never meet).
     pub fn is_float(self) -> bool {
-        matches!(self, Elem::F32 | Elem::F64)
+        matches!(self, Elem::F16 | Elem::F32 | Elem::F64)
     }
 
     pub fn is_int(self) -> bool {

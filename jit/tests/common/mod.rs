@@ -29,7 +29,7 @@ pub fn spirv(src: &str) -> Vec<u32> {
             "-cl-std=CL3.0",
             "-finclude-default-header",
             "-O2",
-            "-cl-ext=+cl_khr_subgroups,+cl_intel_subgroups,+__opencl_c_subgroups,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_work_group_collective_functions,+cl_khr_int64_base_atomics",
+            "-cl-ext=+cl_khr_subgroups,+cl_intel_subgroups,+__opencl_c_subgroups,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_work_group_collective_functions,+cl_khr_int64_base_atomics,+cl_khr_fp16",
             "-mllvm",
             "-spirv-ext=+SPV_INTEL_subgroups",
             "-emit-obj",
