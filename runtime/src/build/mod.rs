@@ -24,12 +24,14 @@
 //! `link` (embedded headers and SPIR-V linking for clCompileProgram/clLinkProgram),
 //! `memo` (recent results, so an identical rebuild skips clang), `jit_memo` (the
 //! same for the jit: [`compile_spirv`], which also compiles a program's kernels in
-//! parallel), `split` (one SPIR-V module per kernel).
+//! parallel), `split` (one SPIR-V module per kernel), `local_retype` (a second
+//! compile through LLVM IR when clang-22's backend shrank a `__local` array).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
 mod jit_memo;
 mod link;
+mod local_retype;
 mod memo;
 mod options;
 mod pch;
@@ -351,17 +353,7 @@ impl Frontend {
         }
         args.extend(other.iter().map(OsString::from));
         args.push("-mllvm".into());
-        args.push(
-            format!(
-                "-spirv-ext={}",
-                SPIRV_EXTENSIONS
-                    .iter()
-                    .map(|e| format!("+{e}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )
-            .into(),
-        );
+        args.push(spirv_ext_arg().into());
         args.extend(["-emit-obj", "-x", "cl", "-o", "-", "-"].map(OsString::from));
 
         let started = std::time::Instant::now();
@@ -394,13 +386,77 @@ impl Frontend {
             }
             return Err(SourceBuildError::Failed(log));
         }
-        let spirv = clang::spirv_words(&run.stdout)
+        let mut spirv = clang::spirv_words(&run.stdout)
             .map_err(|msg| SourceBuildError::Failed(format!("{}error: {msg}\n", run.stderr)))?;
+        if local_retype::has_retyped_local(&spirv) {
+            spirv = self.compile_via_ir(source, &args)?;
+        }
         Ok(ClangOutput {
             spirv,
             log: run.stderr,
         })
     }
+
+    /// Compiles again, as LLVM IR whose `__local` globals get a zero initializer, then
+    /// the IR to SPIR-V (see `local_retype`). `args` is the first compile's command.
+    fn compile_via_ir(
+        &self,
+        source: &str,
+        args: &[OsString],
+    ) -> Result<Vec<u32>, SourceBuildError> {
+        let failed = |what: &str, log: String| {
+            SourceBuildError::Failed(format!(
+                "{log}error: recompiling through LLVM IR ({what}) failed\n"
+            ))
+        };
+        let to_ir: Vec<OsString> = args
+            .iter()
+            .map(|a| {
+                if a == "-emit-obj" {
+                    OsString::from("-emit-llvm")
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let run = clang::run(&self.clang, &to_ir, source.as_bytes())
+            .map_err(|err| failed("source to IR", err.to_string()))?;
+        if !run.success {
+            return Err(failed("source to IR", run.stderr));
+        }
+        let ir = local_retype::zero_initialise_locals(&String::from_utf8_lossy(&run.stdout));
+        let mut to_spirv: Vec<OsString> = [
+            "-cc1",
+            "-triple",
+            "spirv64-unknown-unknown",
+            "-O2",
+            "-disable-llvm-passes",
+            "-disable-free",
+            "-mllvm",
+        ]
+        .map(OsString::from)
+        .to_vec();
+        to_spirv.push(spirv_ext_arg().into());
+        to_spirv.extend(["-x", "ir", "-emit-obj", "-o", "-", "-"].map(OsString::from));
+        let run = clang::run(&self.clang, &to_spirv, ir.as_bytes())
+            .map_err(|err| failed("IR to SPIR-V", err.to_string()))?;
+        if !run.success {
+            return Err(failed("IR to SPIR-V", run.stderr));
+        }
+        clang::spirv_words(&run.stdout).map_err(|msg| failed("IR to SPIR-V", msg))
+    }
+}
+
+/// `-spirv-ext=+...` for clang's SPIR-V backend (after `-mllvm`).
+fn spirv_ext_arg() -> String {
+    format!(
+        "-spirv-ext={}",
+        SPIRV_EXTENSIONS
+            .iter()
+            .map(|e| format!("+{e}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    )
 }
 
 /// Whether `CRANECL_VERBOSE` asks for each clang command line and its time on

@@ -544,3 +544,29 @@ fn kernels_compiled_in_parallel_keep_their_order_and_work() {
         assert_eq!(out, want, "kernel {name}");
     }
 }
+
+#[test]
+fn local_arrays_only_passed_to_builtins_keep_their_size() {
+    // clang-22's backend would declare `data` as one ushort (see local_retype).
+    let src = "kernel void k(global const float* p, global ushort* f) {\n\
+               __local ushort data[2048];\n\
+               size_t lid = get_local_id(0);\n\
+               vstore_half(p[get_global_id(0)], lid, (__local half*)data);\n\
+               barrier(CLK_LOCAL_MEM_FENCE);\n\
+               event_t e = async_work_group_copy(f, data, get_local_size(0), 0);\n\
+               wait_group_events(1, &e);\n}\n";
+    for std in ["", "-cl-std=CL3.0"] {
+        let out = Frontend::new(clang(), None)
+            .compile(src, &opts(std))
+            .expect("compiles");
+        assert!(!local_retype::has_retyped_local(&out.spirv), "{std}");
+        let m = cranecl_jit::spirv::decode(&out.spirv).expect("decodes");
+        let sizes: Vec<u64> = m
+            .globals
+            .values()
+            .filter(|g| g.storage == cranecl_jit::spirv::Storage::Workgroup)
+            .map(|g| m.layout(m.pointee(g.ty).unwrap().1).unwrap().size)
+            .collect();
+        assert_eq!(sizes, vec![4096], "{std}");
+    }
+}
