@@ -269,6 +269,55 @@ pub fn compile(words: &[u32], options: &CompileOptions) -> Result<CompiledProgra
     guarded(|| compile_module(words, options))
 }
 
+/// `CRANECL_JIT_TIMES=1`: the time of each compilation phase of a kernel and the
+/// sizes of its flat SPIR-V and of its Cranelift IR, on stderr (for finding what
+/// makes a big kernel slow to build).
+struct PhaseTimes {
+    kernel: Option<String>,
+    last: std::time::Instant,
+    laps: Vec<(&'static str, f64)>,
+}
+
+impl PhaseTimes {
+    fn new(kernel: &str) -> PhaseTimes {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let on = *ON.get_or_init(|| {
+            std::env::var_os("CRANECL_JIT_TIMES").is_some_and(|v| !v.is_empty() && v != "0")
+        });
+        PhaseTimes {
+            kernel: on.then(|| kernel.to_string()),
+            last: std::time::Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, phase: &'static str) {
+        if self.kernel.is_some() {
+            let now = std::time::Instant::now();
+            self.laps.push((phase, (now - self.last).as_secs_f64()));
+            self.last = now;
+        }
+    }
+
+    fn report(&self, flat: &analysis::flatten::FlatFunction, clif: (usize, usize, usize)) {
+        let Some(kernel) = &self.kernel else { return };
+        let insts: usize = flat.blocks.iter().map(|b| b.insts.len()).sum();
+        let laps: Vec<String> = self
+            .laps
+            .iter()
+            .map(|(p, t)| format!("{p} {:.3}s", t))
+            .collect();
+        eprintln!(
+            "cranecl: jit {kernel}: {} blocks, {insts} instructions -> clif {} blocks, {} insts, {} values; {}",
+            flat.blocks.len(),
+            clif.0,
+            clif.1,
+            clif.2,
+            laps.join(", ")
+        );
+    }
+}
+
 /// Runs `f`, turning a panic (a bug of ours) into a `Codegen` error.
 fn guarded<T>(f: impl FnOnce() -> Result<T, CompileError>) -> Result<T, CompileError> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
@@ -341,12 +390,16 @@ fn compile_module(
         let f = m.functions.get(&ep.function).ok_or_else(|| {
             CompileError::malformed(format!("kernel {} has no function", ep.name))
         })?;
+        let mut times = PhaseTimes::new(&ep.name);
         let flat = analysis::flatten::flatten(&m, f)?;
+        times.lap("flatten");
         let cfg = analysis::cfg::Cfg::new(&flat.blocks).map_err(|mut e| {
             e.message = format!("{} in kernel {}", e.message, ep.name);
             e
         })?;
+        times.lap("cfg");
         let uni = analysis::uniformity::analyze(&m, &flat, &cfg);
+        times.lap("uniformity");
         let w = sub_group_width(ep, options)?;
         let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
         let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
@@ -374,8 +427,16 @@ fn compile_module(
             Err(e) if e.message == lower::DUP_CONFLICT => lower_with(&mut jit, false)?,
             r => r?,
         };
+        times.lap("lower");
         let collectives = lowered.collective_slots as u64;
+        let clif_size = (
+            lowered.func.layout.blocks().count(),
+            lowered.func.dfg.num_insts(),
+            lowered.func.dfg.num_values(),
+        );
         let id = jit.define(&ep.name, lowered.func)?;
+        times.lap("cranelift");
+        times.report(&flat, clif_size);
         ids.push(id);
         printfs.push(lowered.printf);
         infos.push(KernelInfo {

@@ -27,8 +27,10 @@ pub struct Uses {
 }
 
 impl Uses {
-    /// Collects the uses of `f`.
-    pub fn new(f: &FlatFunction, cfg: &Cfg) -> Uses {
+    /// Collects the uses of `f`; with `liveness`, also what is live at each block's
+    /// end ([`Uses::used_after`] needs it; only kernels with barriers ask, since it
+    /// costs time and memory proportional to blocks times live values).
+    pub fn new(f: &FlatFunction, cfg: &Cfg, liveness: bool) -> Uses {
         let mut uses: HashMap<Id, Vec<(usize, usize)>> = HashMap::new();
         let mut defs = HashMap::new();
         for (bi, b) in f.blocks.iter().enumerate() {
@@ -59,9 +61,14 @@ impl Uses {
             }
         }
         let n = f.blocks.len();
-        let mut pos = vec![usize::MAX; n];
-        for (i, b) in cfg.order.iter().enumerate() {
-            pos[*b] = i;
+        let pos = cfg.pos.clone();
+        if !liveness {
+            return Uses {
+                uses,
+                pos,
+                defs,
+                live_out: vec![std::collections::HashSet::new(); n],
+            };
         }
         // Backward dataflow: live_in(B) = uses(B) + (live_out(B) - defs(B));
         // live_out(B) = union over successors S of live_in(S) - phis(S), plus the phi
@@ -201,7 +208,7 @@ mod tests {
             next_id: 200,
         };
         let cfg = Cfg::new(&f.blocks).unwrap();
-        let u = Uses::new(&f, &cfg);
+        let u = Uses::new(&f, &cfg, true);
         assert!(u.used_after(10, 0, 1), "%10 is used in b1");
         assert!(u.used_after(11, 0, 1), "%11 is used by instruction 2");
         assert!(!u.used_after(11, 0, 2), "%11's last use is instruction 2");
@@ -246,7 +253,7 @@ mod tests {
             next_id: 200,
         };
         let cfg = Cfg::new(&f.blocks).unwrap();
-        let u = Uses::new(&f, &cfg);
+        let u = Uses::new(&f, &cfg, true);
         assert!(u.used_after(10, 2, 0));
         assert!(!u.used_after(11, 2, 0), "%11 is never used");
     }

@@ -77,6 +77,9 @@ pub fn analyze(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Uniformity {
     let mut divergent = vec![false; n];
     let mut join_phi_blocks: Vec<bool> = vec![false; n];
     let mut loop_divergent: Vec<bool> = vec![false; cfg.loops.len()];
+    let mut exits_marked: Vec<bool> = vec![false; cfg.loops.len()];
+    let mut joins_done: Vec<bool> = vec![false; n];
+    let mut exit_reach = ExitReach::new(cfg);
     loop {
         let before = varying.len();
         for (bi, b) in f.blocks.iter().enumerate() {
@@ -129,77 +132,95 @@ pub fn analyze(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Uniformity {
                 _ => false,
             };
         }
-        // Join points of divergent branches, and divergent loops.
+        // Join points of divergent branches, and divergent loops (once per branch:
+        // the CFG does not change between rounds).
         for bi in 0..n {
-            if !divergent[bi] || !cfg.reachable(bi) {
+            if !divergent[bi] || !cfg.reachable(bi) || joins_done[bi] {
                 continue;
             }
+            joins_done[bi] = true;
             let region = cfg.loop_of[bi];
-            let joins = join_points(cfg, bi, region);
-            for j in joins {
+            for j in join_points(cfg, bi, region) {
                 join_phi_blocks[j] = true;
             }
             // Lanes may leave every loop containing bi that one of its successors exits.
             let mut l = region;
             while let Some(li) = l {
-                let exits = cfg.succs[bi].iter().any(|&s| !cfg.in_loop(li, s));
-                let reaches_exit = exits || reaches_loop_exit(cfg, bi, li);
-                if reaches_exit {
-                    loop_divergent[li] = true;
+                if !loop_divergent[li] {
+                    let exits = cfg.succs[bi].iter().any(|&s| !cfg.in_loop(li, s));
+                    if exits || exit_reach.reaches_exit(cfg, li, bi) {
+                        loop_divergent[li] = true;
+                    }
                 }
                 l = cfg.loops[li].parent;
             }
         }
-        for (li, lp) in cfg.loops.iter().enumerate() {
-            if !loop_divergent[li] {
+        // Exit blocks of divergent loops: phis varying.
+        for li in 0..cfg.loops.len() {
+            if !loop_divergent[li] || exits_marked[li] {
                 continue;
             }
-            // Exit blocks: phis varying.
-            for b in 0..n {
-                if lp.blocks[b] {
-                    for &s in &cfg.succs[b] {
-                        if !lp.blocks[s] {
-                            join_phi_blocks[s] = true;
-                        }
+            exits_marked[li] = true;
+            for &b in cfg.loop_blocks(li) {
+                for &s in &cfg.succs[b] {
+                    if !cfg.in_loop(li, s) {
+                        join_phi_blocks[s] = true;
                     }
                 }
             }
-            // Values defined in the loop and used outside it.
+        }
+        // Values defined in a divergent loop and used outside it.
+        let leaves_divergent_loop = |u: Id, at: usize| -> bool {
+            let Some(&d) = def_block.get(&u) else {
+                return false;
+            };
+            let mut l = cfg.loop_of[d];
+            while let Some(li) = l {
+                if cfg.in_loop(li, at) {
+                    return false;
+                }
+                if loop_divergent[li] {
+                    return true;
+                }
+                l = cfg.loops[li].parent;
+            }
+            false
+        };
+        if loop_divergent.iter().any(|d| *d) {
+            let mut temporal = Vec::new();
             for (bi, b) in f.blocks.iter().enumerate() {
-                let mut uses = Vec::new();
                 for inst in &b.insts {
                     match &inst.op {
                         Op::Phi(inc) => {
                             // A phi's use happens on the incoming edge, in the predecessor.
                             for (v, pred) in inc {
                                 if let Some(&p) = cfg.index.get(pred) {
-                                    if !lp.blocks[p] {
-                                        uses.push(*v);
+                                    if leaves_divergent_loop(*v, p) {
+                                        temporal.push(*v);
                                     }
                                 }
                             }
                         }
-                        op => {
-                            if !lp.blocks[bi] {
-                                for_each_operand(op, |id| uses.push(id));
+                        op => for_each_operand(op, |id| {
+                            if leaves_divergent_loop(id, bi) {
+                                temporal.push(id);
                             }
-                        }
+                        }),
                     }
                 }
-                if !lp.blocks[bi] {
-                    match &b.term {
-                        Terminator::BranchCond { cond, .. } => uses.push(*cond),
-                        Terminator::Switch { selector, .. } => uses.push(*selector),
-                        Terminator::ReturnValue(v) => uses.push(*v),
-                        _ => {}
-                    }
-                }
-                for u in uses {
-                    if def_block.get(&u).is_some_and(|&d| lp.blocks[d]) {
-                        varying.insert(u);
+                let term_use = match &b.term {
+                    Terminator::BranchCond { cond, .. } => Some(*cond),
+                    Terminator::Switch { selector, .. } => Some(*selector),
+                    Terminator::ReturnValue(v) => Some(*v),
+                    _ => None,
+                };
+                if let Some(u) = term_use {
+                    if leaves_divergent_loop(u, bi) {
+                        temporal.push(u);
                     }
                 }
             }
+            varying.extend(temporal);
         }
         if varying.len() == before {
             break;
@@ -211,70 +232,108 @@ pub fn analyze(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Uniformity {
     }
 }
 
-/// Whether some path from `b` (not through the loop header) leaves loop `l`.
-fn reaches_loop_exit(cfg: &Cfg, b: usize, l: usize) -> bool {
-    let lp = &cfg.loops[l];
-    let mut seen = vec![false; cfg.succs.len()];
-    let mut work = vec![b];
-    while let Some(x) = work.pop() {
-        for &s in &cfg.succs[x] {
-            if !lp.blocks[s] {
-                return true;
-            }
-            if s == lp.header || seen[s] {
-                continue;
-            }
-            seen[s] = true;
-            work.push(s);
+/// Per loop (computed on first use), the blocks from which a path that does not go
+/// through the loop header leaves the loop.
+struct ExitReach {
+    sets: Vec<Option<HashSet<usize>>>,
+}
+
+impl ExitReach {
+    fn new(cfg: &Cfg) -> ExitReach {
+        ExitReach {
+            sets: vec![None; cfg.loops.len()],
         }
     }
-    false
+
+    /// Whether some path from `b` (not through the loop header) leaves loop `l`.
+    fn reaches_exit(&mut self, cfg: &Cfg, l: usize, b: usize) -> bool {
+        let set = self.sets[l].get_or_insert_with(|| {
+            // Backwards from the blocks with an exit edge, within the loop, never
+            // continuing through the header (a path may start there, not pass it).
+            let header = cfg.loops[l].header;
+            let mut set = HashSet::new();
+            let mut work: Vec<usize> = cfg
+                .loop_blocks(l)
+                .iter()
+                .copied()
+                .filter(|&x| cfg.succs[x].iter().any(|&s| !cfg.in_loop(l, s)))
+                .collect();
+            while let Some(x) = work.pop() {
+                if !set.insert(x) || x == header {
+                    continue;
+                }
+                for &p in &cfg.preds[x] {
+                    if cfg.in_loop(l, p) && !set.contains(&p) {
+                        work.push(p);
+                    }
+                }
+            }
+            set
+        });
+        set.contains(&b)
+    }
 }
 
 /// Blocks where lanes that took different successors of the branch ending `b` can
 /// meet again within one iteration of `b`'s loop (`region`); paths stop at the loop
 /// header and at loop exits (exits are handled as temporal divergence).
+///
+/// Labels each block reached from `b` with the successor it is reached from, in
+/// linear order (a topological order of forward edges); a block reached with two
+/// labels is a join, which then propagates its own label. The walk stops where all
+/// remaining paths meet (`b`'s post-dominator in the region), so its cost is the size
+/// of the region between the branch and that point, not of the function.
 fn join_points(cfg: &Cfg, b: usize, region: Option<usize>) -> Vec<usize> {
-    let n = cfg.succs.len();
     let in_region = |x: usize| region.is_none_or(|l| cfg.in_loop(l, x));
     let header = region.map(|l| cfg.loops[l].header);
-    // Label each reachable block with the successor it is reached from, in linear
-    // order (a topological order of forward edges). Reaching a block with two labels
-    // makes it a join, which then propagates its own label.
-    const NONE: usize = usize::MAX;
-    let mut label = vec![NONE; n];
-    let mut joins = Vec::new();
-    let pos: HashMap<usize, usize> = cfg.order.iter().enumerate().map(|(i, b)| (*b, i)).collect();
-    let bpos = pos.get(&b).copied().unwrap_or(0);
-    for (k, &s) in cfg.succs[b].iter().enumerate() {
-        if !in_region(s) || Some(s) == header {
-            continue;
-        }
-        if label[s] == NONE {
-            label[s] = k;
-        } else if label[s] != k {
-            joins.push(s);
-            label[s] = n + s;
-        }
+    /// A block's label: the successor index it is reached from, or (for a join) a
+    /// label of its own.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Label {
+        From(usize),
+        Join(usize),
     }
-    for &x in cfg.order.iter() {
-        if pos[&x] <= bpos || label[x] == NONE || !in_region(x) {
+    let mut label: HashMap<usize, Label> = HashMap::new();
+    let mut joins = Vec::new();
+    // Labelled blocks not yet propagated, by linear position.
+    let mut pending: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    let bpos = cfg.pos[b];
+    let reach = |s: usize,
+                 l: Label,
+                 label: &mut HashMap<usize, Label>,
+                 pending: &mut std::collections::BTreeMap<usize, usize>,
+                 joins: &mut Vec<usize>| {
+        match label.get(&s) {
+            None => {
+                label.insert(s, l);
+                pending.insert(cfg.pos[s], s);
+            }
+            Some(&old) if old != l && old != Label::Join(s) => {
+                joins.push(s);
+                label.insert(s, Label::Join(s));
+            }
+            _ => {}
+        }
+    };
+    for (k, &s) in cfg.succs[b].iter().enumerate() {
+        if !in_region(s) || Some(s) == header || cfg.pos[s] <= bpos {
             continue;
         }
+        reach(s, Label::From(k), &mut label, &mut pending, &mut joins);
+    }
+    while let Some((px, x)) = pending.pop_first() {
+        if pending.is_empty() {
+            // Every remaining path goes through x: nothing after it is a new join.
+            break;
+        }
+        let lx = label[&x];
         for &s in &cfg.succs[x] {
-            if !in_region(s) || Some(s) == header || pos.get(&s).is_none_or(|&p| p <= pos[&x]) {
+            if !in_region(s) || Some(s) == header || cfg.pos[s] <= px {
                 continue;
             }
-            let lx = label[x];
-            if label[s] == NONE {
-                label[s] = lx;
-            } else if label[s] != lx && !joins.contains(&s) {
-                joins.push(s);
-                label[s] = n + s;
-            }
+            reach(s, lx, &mut label, &mut pending, &mut joins);
         }
     }
-    // Branches whose both successors are the same: no join.
     joins
 }
 
@@ -445,5 +504,98 @@ mod tests {
             "lanes leave the loop in different iterations"
         );
         assert!(u.is_varying(33));
+    }
+
+    /// The walk over the whole linear order that `join_points` replaced.
+    fn reference_join_points(cfg: &Cfg, b: usize, region: Option<usize>) -> Vec<usize> {
+        let n = cfg.succs.len();
+        let in_region = |x: usize| region.is_none_or(|l| cfg.in_loop(l, x));
+        let header = region.map(|l| cfg.loops[l].header);
+        const NONE: usize = usize::MAX;
+        let mut label = vec![NONE; n];
+        let mut joins = Vec::new();
+        let bpos = cfg.pos[b];
+        for (k, &s) in cfg.succs[b].iter().enumerate() {
+            if !in_region(s) || Some(s) == header || cfg.pos[s] <= bpos {
+                continue;
+            }
+            if label[s] == NONE {
+                label[s] = k;
+            } else if label[s] != k {
+                joins.push(s);
+                label[s] = n + s;
+            }
+        }
+        for &x in cfg.order.iter() {
+            if cfg.pos[x] <= bpos || label[x] == NONE || !in_region(x) {
+                continue;
+            }
+            for &s in &cfg.succs[x] {
+                if !in_region(s) || Some(s) == header || cfg.pos[s] <= cfg.pos[x] {
+                    continue;
+                }
+                let lx = label[x];
+                if label[s] == NONE {
+                    label[s] = lx;
+                } else if label[s] != lx && !joins.contains(&s) {
+                    joins.push(s);
+                    label[s] = n + s;
+                }
+            }
+        }
+        joins
+    }
+
+    #[test]
+    fn join_points_match_the_full_walk() {
+        use crate::analysis::cfg::tests::{blocks_of, random_cfg};
+        for seed in 1..300u64 {
+            let succs = random_cfg(seed);
+            let cfg = Cfg::new(&blocks_of(&succs)).unwrap();
+            for &b in &cfg.order {
+                if cfg.succs[b].len() < 2 {
+                    continue;
+                }
+                let region = cfg.loop_of[b];
+                let mut got = join_points(&cfg, b, region);
+                let mut want = reference_join_points(&cfg, b, region);
+                got.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(got, want, "seed {seed}, branch in block {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn exit_reach_matches_a_search_from_each_block() {
+        use crate::analysis::cfg::tests::{blocks_of, random_cfg};
+        for seed in 1..300u64 {
+            let succs = random_cfg(seed);
+            let cfg = Cfg::new(&blocks_of(&succs)).unwrap();
+            let mut er = ExitReach::new(&cfg);
+            for l in 0..cfg.loops.len() {
+                for &b in cfg.loop_blocks(l) {
+                    // Forward search from b, not continuing through the header.
+                    let mut seen = vec![false; succs.len()];
+                    let mut work = vec![b];
+                    let mut exits = false;
+                    while let Some(x) = work.pop() {
+                        for &s in &cfg.succs[x] {
+                            if !cfg.in_loop(l, s) {
+                                exits = true;
+                            } else if s != cfg.loops[l].header && !seen[s] {
+                                seen[s] = true;
+                                work.push(s);
+                            }
+                        }
+                    }
+                    assert_eq!(
+                        er.reaches_exit(&cfg, l, b),
+                        exits,
+                        "seed {seed}, loop {l}, block {b}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -86,7 +86,7 @@ impl Regions {
                 }
             }
         }
-        r.uses = Uses::new(f, cfg);
+        r.uses = Uses::new(f, cfg, !r.points.is_empty());
         Ok(r)
     }
 

@@ -100,17 +100,9 @@ impl Tr<'_, '_> {
         // Loops ending at each position, innermost first.
         let mut loop_ends: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
         let mut loops: Vec<usize> = (0..self.cfg.loops.len()).collect();
-        loops.sort_by_key(|&l| self.cfg.loops[l].blocks.iter().filter(|x| **x).count());
+        loops.sort_by_key(|&l| self.cfg.loops[l].size);
         for l in loops {
-            let last = order
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| self.cfg.loops[l].blocks[**b])
-                .map(|(i, _)| i)
-                .max();
-            if let Some(last) = last {
-                loop_ends[last].push(l);
-            }
+            loop_ends[self.cfg.loops[l].span.1].push(l);
         }
         let first = st.blocks[order[0]].ok_or_else(|| CompileError::codegen("no entry block"))?;
         match resume {
@@ -216,7 +208,7 @@ impl Tr<'_, '_> {
                 .uses
                 .uses_of(id)
                 .iter()
-                .any(|&(ub, _)| !self.cfg.loops[l].blocks[ub]);
+                .any(|&(ub, _)| !self.cfg.in_loop(l, ub));
             if !outside {
                 continue;
             }
@@ -710,9 +702,7 @@ impl Tr<'_, '_> {
             .state()
             .liveout
             .iter()
-            .filter(|(_, (l, _, _))| {
-                self.cfg.loops[*l].blocks[from] && !self.cfg.loops[*l].blocks[ti]
-            })
+            .filter(|(_, (l, _, _))| self.cfg.in_loop(*l, from) && !self.cfg.in_loop(*l, ti))
             .map(|(id, (_, accs, _))| (*id, accs.clone()))
             .collect();
         for (id, accs) in leaving {
@@ -872,11 +862,11 @@ impl Tr<'_, '_> {
             pos[*b] = i;
         }
         let loops: Vec<usize> = (0..self.cfg.loops.len())
-            .filter(|&l| self.cfg.loops[l].blocks[at])
+            .filter(|&l| self.cfg.in_loop(l, at))
             .collect();
         let pending = |b: usize| -> bool {
             pos[b] != usize::MAX
-                && (pos[b] > pos[at] || loops.iter().any(|&l| self.cfg.loops[l].blocks[b]))
+                && (pos[b] > pos[at] || loops.iter().any(|&l| self.cfg.in_loop(l, b)))
         };
         if let Some(st) = &self.body_state {
             for (b, m) in st.masks.iter().enumerate() {

@@ -302,10 +302,10 @@ fn affine_phi_candidates(
     let divergent = uni.any_divergence();
     for (bi, b) in f.blocks.iter().enumerate() {
         let ok = !divergent
-            || cfg.loops.iter().any(|l| {
-                l.header == bi
+            || cfg.loop_of[bi].is_some_and(|l| {
+                cfg.loops[l].header == bi
                     && cfg.preds[bi].len() == 2
-                    && cfg.preds[bi].iter().filter(|p| l.blocks[**p]).count() == 1
+                    && cfg.preds[bi].iter().filter(|p| cfg.in_loop(l, **p)).count() == 1
             });
         if !ok {
             continue;
@@ -480,7 +480,7 @@ impl<'a, 'b> Tr<'a, 'b> {
     pub fn get(&mut self, id: Id) -> Result<Val, CompileError> {
         if let (Some(cb), Some(st)) = (self.cur_block, self.body_state.as_ref()) {
             if let Some((l, accs, elems)) = st.liveout.get(&id) {
-                if !self.cfg.loops[*l].blocks[cb] {
+                if !self.cfg.in_loop(*l, cb) {
                     let (accs, elems) = (accs.clone(), elems.clone());
                     let leaves = accs
                         .iter()
