@@ -23,6 +23,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use abi::{KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};
+pub use spirv::link::LinkOutput;
 
 /// Sub-group widths the code generator supports; reported as
 /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`.
@@ -67,6 +68,9 @@ pub enum CompileErrorKind {
     Unsupported,
     /// Cranelift rejected the generated code (a bug of ours, reported not crashed).
     Codegen,
+    /// Linking failed: a symbol defined twice, or declared and defined with different
+    /// types (`CL_LINK_PROGRAM_FAILURE`).
+    Link,
 }
 
 impl CompileError {
@@ -316,6 +320,12 @@ impl PhaseTimes {
             laps.join(", ")
         );
     }
+}
+
+/// Links SPIR-V modules into one (clLinkProgram): imports resolved to exports across
+/// the inputs, a library keeping its exports (see [`spirv::link`]).
+pub fn link(modules: &[&[u32]], output: LinkOutput) -> Result<Vec<u32>, CompileError> {
+    guarded(|| spirv::link::link(modules, output))
 }
 
 /// Runs `f`, turning a panic (a bug of ours) into a `Codegen` error.

@@ -120,25 +120,7 @@ fn check_instruction_stream(words: &[u32]) -> Result<(), CompileError> {
 
 /// Decodes and validates `words`.
 pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
-    if words.len() < 5 {
-        return Err(malformed(format!(
-            "not a SPIR-V module: {} words, a header alone needs 5",
-            words.len()
-        )));
-    }
-    if words[0] != spirv::MAGIC_NUMBER {
-        return Err(malformed(format!(
-            "not a SPIR-V module: magic number {:#010x}, expected {:#010x}",
-            words[0],
-            spirv::MAGIC_NUMBER
-        )));
-    }
-    check_instruction_stream(words)?;
-    let fixed = tolerate_known_clang_defects(words);
-    let fixed = execution_mode_id_as_execution_mode(fixed);
-    let (fixed, lifted) = spec_op::lift_variadic_spec_ops(fixed);
-    let dm = rspirv::dr::load_words(fixed.as_ref())
-        .map_err(|e| malformed(format!("malformed SPIR-V module: {e}")))?;
+    let (dm, lifted) = load_with_lifted(words)?;
     let mut d = Decoder {
         m: Module {
             bound: dm.header.as_ref().map_or(0, |h| h.bound),
@@ -206,6 +188,51 @@ fn tolerate_known_clang_defects(words: &[u32]) -> Cow<'_, [u32]> {
         i += len;
     }
     Cow::Owned(out)
+}
+
+/// Checks the header and every instruction's word count, repairs what clang and
+/// rspirv get wrong, then loads `words` with rspirv: the one way raw words are read,
+/// so garbage never reaches rspirv's panics. Returns the variadic
+/// `OpSpecConstantOp`s separately (see `spec_op::lift_variadic_spec_ops`).
+fn load_with_lifted(
+    words: &[u32],
+) -> Result<(dr::Module, HashMap<Id, dr::Instruction>), CompileError> {
+    if words.len() < 5 {
+        return Err(malformed(format!(
+            "not a SPIR-V module: {} words, a header alone needs 5",
+            words.len()
+        )));
+    }
+    if words[0] != spirv::MAGIC_NUMBER {
+        return Err(malformed(format!(
+            "not a SPIR-V module: magic number {:#010x}, expected {:#010x}",
+            words[0],
+            spirv::MAGIC_NUMBER
+        )));
+    }
+    check_instruction_stream(words)?;
+    let fixed = tolerate_known_clang_defects(words);
+    let fixed = execution_mode_id_as_execution_mode(fixed);
+    let (fixed, lifted) = spec_op::lift_variadic_spec_ops(fixed);
+    let dm = rspirv::dr::load_words(fixed.as_ref())
+        .map_err(|e| malformed(format!("malformed SPIR-V module: {e}")))?;
+    Ok((dm, lifted))
+}
+
+/// [`load_with_lifted`] for the linker (`spirv::link`): the variadic
+/// `OpSpecConstantOp`s are put back in place of their placeholders, so the module
+/// re-assembles with every operand.
+pub(crate) fn load(words: &[u32]) -> Result<dr::Module, CompileError> {
+    let (mut dm, lifted) = load_with_lifted(words)?;
+    if !lifted.is_empty() {
+        for inst in &mut dm.types_global_values {
+            let original = inst.result_id.and_then(|id| lifted.get(&id));
+            if let (SOp::Undef, Some(original)) = (inst.class.opcode, original) {
+                *inst = original.clone();
+            }
+        }
+    }
+    Ok(dm)
 }
 
 struct Decoder {

@@ -2,9 +2,11 @@
 //! decoded once from the words (by [`decode`]) and validated there, so that analysis and
 //! lowering never re-read raw words and never meet an instruction we do not know.
 //!
-//! This module does not generate code and does not know about lanes.
+//! This module does not generate code and does not know about lanes. [`link`] merges
+//! modules for clLinkProgram.
 
 mod decode;
+pub mod link;
 mod specialize;
 
 pub use decode::decode;
