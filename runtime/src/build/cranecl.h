@@ -143,5 +143,29 @@ CRANECL_VLOADA_HALF3(__private)
 #undef CRANECL_CONV_ATTR
 #endif /* OpenCL C >= 1.2 */
 
+/*
+ * __OPENCL_VERSION__ (OpenCL C 3.0, 6.12: the OpenCL version the device supports,
+ * CL_DEVICE_VERSION); clang does not define it.
+ */
+#define __OPENCL_VERSION__ 300
+
+/*
+ * C99 `inline`. A plain `inline` definition is, in C99, not an external definition:
+ * clang emits no body for it and a call it does not inline stays a call of an
+ * undefined function ("call of unknown function cfloat_sqrt" with pyopencl's complex
+ * header). Intel's and PoCL's compilers emit such functions; here `inline` makes an
+ * ordinary definition instead, so plain, `static` and `extern` inline functions all
+ * have a body, and one defined in one program can be called from another program
+ * linked with it. The same inline function included into several linked programs is
+ * defined identically in each, and clLinkProgram folds identical definitions into
+ * one. `unused` keeps the silence of unused static inline functions. `__inline`
+ * (this header's own gnu_inline definitions above) is not affected.
+ */
+#ifndef __cplusplus
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wkeyword-macro"
+#define inline __attribute__((__unused__))
+#pragma clang diagnostic pop
+#endif
 
 #endif /* CRANECL_DRIVER_H */

@@ -352,6 +352,10 @@ impl Frontend {
             }
         }
         args.extend(other.iter().map(OsString::from));
+        // A C99 `__inline` definition that is not inlined keeps a local copy instead of
+        // becoming a call of an undefined function (see `inline` in cranecl.h).
+        args.push("-mllvm".into());
+        args.push("-avail-extern-to-local".into());
         args.push("-mllvm".into());
         args.push(spirv_ext_arg().into());
         args.extend(["-emit-obj", "-x", "cl", "-o", "-", "-"].map(OsString::from));
