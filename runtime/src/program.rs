@@ -284,6 +284,18 @@ impl Program {
     /// (empty if there is none).
     pub fn binary(&self) -> Vec<u8> {
         let st = self.state.lock();
+        if let (
+            CL_BUILD_NONE,
+            ProgramSource::Binary {
+                spirv,
+                options,
+                binary_type,
+            },
+        ) = (st.status, &self.source)
+        {
+            // Not built since it was loaded: the binary it was created from.
+            return encode_binary(spirv, options, *binary_type);
+        }
         match &st.spirv {
             Some(spirv) => encode_binary(spirv, &st.options, st.binary_type),
             None => Vec::new(),
@@ -291,11 +303,13 @@ impl Program {
     }
 
     /// `clCompileProgram`: OpenCL C source (with embedded `headers`, as
-    /// `(include name, header source)`) to a compiled object.
+    /// `(include name, header source)`) to a compiled object; a program from SPIR-V
+    /// (clCreateProgramWithIL) becomes a compiled object of its module once the jit
+    /// has checked it.
     pub fn compile(&self, options: &str, headers: &[(String, String)]) -> CLResult<()> {
-        let ProgramSource::Source(src) = &self.source else {
+        if !matches!(self.source, ProgramSource::Source(_) | ProgramSource::Il(_)) {
             return Err(CL_INVALID_OPERATION);
-        };
+        }
         {
             let mut st = self.state.lock();
             if st.status == CL_BUILD_IN_PROGRESS || self.attached_kernels() > 0 {
@@ -312,6 +326,16 @@ impl Program {
                     format!("invalid compiler options: {msg}\n"),
                 )
             })?;
+            let src = match &self.source {
+                ProgramSource::Source(src) => src,
+                ProgramSource::Il(words) => {
+                    return match cranecl_jit::validate(words) {
+                        Ok(()) => Ok((words.clone(), String::new(), opts.uniform_work_group_size)),
+                        Err(e) => Err((CL_COMPILE_PROGRAM_FAILURE, format!("{}\n", e.message))),
+                    };
+                }
+                _ => return Err((CL_INVALID_OPERATION, String::new())),
+            };
             let refs: Vec<(&str, &str)> = headers
                 .iter()
                 .map(|(n, s)| (n.as_str(), s.as_str()))
@@ -370,11 +394,7 @@ impl Program {
         let program = Program::new(context, ProgramSource::Linked);
         let result = (|| -> Result<(Vec<u32>, Option<CompiledProgram>), String> {
             let words: Vec<&[u32]> = modules.iter().map(|m| m.as_slice()).collect();
-            let linked = if words.len() == 1 && !opts.create_library {
-                words[0].to_vec()
-            } else {
-                build::link_spirv(&words, opts.create_library)?
-            };
+            let linked = build::link_spirv(&words, opts.create_library)?;
             if opts.create_library {
                 return Ok((linked, None));
             }

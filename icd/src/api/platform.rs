@@ -154,6 +154,7 @@ cl_entry! {
 
 cl_entry! {
     fn clUnloadCompiler() -> cl_int {
+        cranecl_runtime::build::unload_compiler();
         Ok(())
     }
 }
@@ -161,6 +162,7 @@ cl_entry! {
 cl_entry! {
     fn clUnloadPlatformCompiler(platform: cl_platform_id) -> cl_int {
         get::<Platform>(platform)?;
+        cranecl_runtime::build::unload_compiler();
         Ok(())
     }
 }

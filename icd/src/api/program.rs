@@ -9,6 +9,16 @@ use cranecl_runtime::platform::Device;
 
 use super::prelude::*;
 
+/// Whether a build, compile or link that ended with `result` began (its callback is
+/// then due): errors found before it starts (invalid options, a build already in
+/// progress, kernels attached) do not call `pfn_notify`.
+fn build_began(result: &CLResult<()>) -> bool {
+    !matches!(
+        result,
+        Err(CL_INVALID_OPERATION | CL_INVALID_BUILD_OPTIONS | CL_INVALID_COMPILER_OPTIONS)
+    )
+}
+
 /// Checks an optional device list against the context (`CL_INVALID_VALUE` for a
 /// malformed list, `CL_INVALID_DEVICE` for a device outside it).
 fn check_devices(ctx: &Context, num: cl_uint, list: *const cl_device_id) -> CLResult<()> {
@@ -166,7 +176,7 @@ cl_entry! {
         }
         let options = if options.is_null() { "" } else { util::c_str(options)? };
         let result = p.build(options);
-        if let Some(notify) = pfn_notify {
+        if let Some(notify) = pfn_notify.filter(|_| build_began(&result)) {
             // SAFETY: the application's callback for (program, user_data).
             unsafe { notify(program, user_data) };
         }
@@ -310,7 +320,7 @@ cl_entry! {
         }
         let options = if options.is_null() { "" } else { util::c_str(options)? };
         let result = p.compile(options, &headers);
-        if let Some(notify) = pfn_notify {
+        if let Some(notify) = pfn_notify.filter(|_| build_began(&result)) {
             // SAFETY: the application's callback for (program, user_data).
             unsafe { notify(program, user_data) };
         }

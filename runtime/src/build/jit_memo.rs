@@ -50,6 +50,12 @@ fn has_global_storage(words: &[u32]) -> bool {
     false
 }
 
+/// Forgets every memoised module (clUnloadPlatformCompiler); kernels still in use
+/// keep their code alive through their own `Arc`s.
+pub fn clear() {
+    MEMO.lock().clear();
+}
+
 /// `cranecl_jit::compile` with a memo of recent results (see the module doc).
 pub fn compile_spirv(
     words: &[u32],

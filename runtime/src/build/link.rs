@@ -1,15 +1,14 @@
 //! The pieces of separate compilation: embedded headers for `clCompileProgram`
 //! (written to a private temp directory that clang searches), link options for
-//! `clLinkProgram`, and linking SPIR-V modules with `spirv-link` (SPIRV-Tools) as a
-//! subprocess. Nothing here compiles OpenCL C.
+//! `clLinkProgram`, and linking SPIR-V modules (the jit's in-process linker,
+//! `cranecl_jit::link`). Nothing here compiles OpenCL C.
 
-use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cranecl_jit::CompileOptions;
+use cranecl_jit::{CompileOptions, LinkOutput};
 
-use super::{clang, options};
+use super::options;
 
 /// A directory under the system temp dir that exists for one build and is removed
 /// when dropped.
@@ -81,9 +80,12 @@ pub struct LinkOptions {
 
 impl LinkOptions {
     /// Parses the link options (OpenCL 3.0 §5.8.7); anything else is an error naming it
-    /// (`CL_INVALID_LINKER_OPTIONS`).
+    /// (`CL_INVALID_LINKER_OPTIONS`). `-enable-link-options` is only valid with
+    /// `-create-library`, and a library takes the math options only with
+    /// `-enable-link-options`.
     pub fn parse(text: &str) -> Result<LinkOptions, String> {
         let mut out = LinkOptions::default();
+        let mut math = Vec::new();
         for word in options::tokenize(text)? {
             match word.as_str() {
                 "-create-library" => out.create_library = true,
@@ -94,10 +96,28 @@ impl LinkOptions {
                     out.jit.fast_relaxed_math = true;
                     out.jit.mad_enable = true;
                 }
-                "-cl-mad-enable" => out.jit.mad_enable = true,
-                "" => {}
-                _ => return Err(format!("unknown link option {word:?}")),
+                "" => continue,
+                _ => {
+                    return Err(format!(
+                        "{word:?} is not a link option (the link options are -create-library, \
+                         -enable-link-options and the math options -cl-denorms-are-zero, \
+                         -cl-no-signed-zeros, -cl-unsafe-math-optimizations, \
+                         -cl-finite-math-only, -cl-fast-relaxed-math, -cl-no-subgroup-ifp)"
+                    ))
+                }
             }
+            if word.starts_with("-cl-") {
+                math.push(word);
+            }
+        }
+        if out.enable_link_options && !out.create_library {
+            return Err("-enable-link-options is only valid together with -create-library".into());
+        }
+        if out.create_library && !out.enable_link_options && !math.is_empty() {
+            return Err(format!(
+                "{} given for a library without -enable-link-options",
+                math.join(" ")
+            ));
         }
         if let Ok(text) = std::env::var("CRANECL_SUBGROUP_WIDTH") {
             out.jit.default_sub_group_width = options::parse_with_env("", Some(&text))?
@@ -108,61 +128,15 @@ impl LinkOptions {
     }
 }
 
-/// Finds `spirv-link`: `CRANECL_SPIRV_LINK`, else on `PATH`.
-fn locate_spirv_link() -> Result<PathBuf, String> {
-    if let Some(value) = std::env::var_os("CRANECL_SPIRV_LINK").filter(|v| !v.is_empty()) {
-        let path = PathBuf::from(&value);
-        return if clang::is_executable(&path) {
-            Ok(path)
-        } else {
-            Err(format!(
-                "CRANECL_SPIRV_LINK={} is not an executable file",
-                path.display()
-            ))
-        };
-    }
-    std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join("spirv-link"))
-                .find(|c| clang::is_executable(c))
-        })
-        .ok_or_else(|| {
-            "spirv-link (SPIRV-Tools) is not installed; it is needed to link programs".to_string()
-        })
-}
-
-/// Links SPIR-V `modules` into one with `spirv-link`; `create_library` keeps
-/// unresolved imports (`-create-library`). The error is the linker's message.
+/// Links SPIR-V `modules` into one with the jit's linker; `create_library` keeps the
+/// exports (`-create-library`). The error is the linker's message for the build log.
 pub fn link_spirv(modules: &[&[u32]], create_library: bool) -> Result<Vec<u32>, String> {
-    if modules.is_empty() {
-        return Err("nothing to link: no input programs".into());
-    }
-    let linker = locate_spirv_link()?;
-    let dir = ScratchDir::new("link")
-        .map_err(|e| format!("cannot create a directory for linking: {e}"))?;
-    let mut args: Vec<OsString> = Vec::new();
-    if create_library {
-        args.push("--create-library".into());
-        args.push("--allow-partial-linkage".into());
-    }
-    for (i, words) in modules.iter().enumerate() {
-        let path = dir.path().join(format!("in{i}.spv"));
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        std::fs::write(&path, bytes)
-            .map_err(|e| format!("cannot write a module for linking: {e}"))?;
-        args.push(path.into_os_string());
-    }
-    let out = dir.path().join("out.spv");
-    args.push("-o".into());
-    args.push(out.clone().into_os_string());
-    let run = clang::run(&linker, &args, &[])
-        .map_err(|e| format!("cannot run {}: {e}", linker.display()))?;
-    if !run.success {
-        return Err(format!("{}link failed ({})", run.stderr, run.status));
-    }
-    let bytes = std::fs::read(&out).map_err(|e| format!("spirv-link wrote no output: {e}"))?;
-    clang::spirv_words(&bytes)
+    let output = if create_library {
+        LinkOutput::Library
+    } else {
+        LinkOutput::Executable
+    };
+    cranecl_jit::link(modules, output).map_err(|e| e.message)
 }
 
 #[cfg(test)]
@@ -193,7 +167,18 @@ mod tests {
         let o = LinkOptions::parse("-create-library -enable-link-options -cl-fast-relaxed-math")
             .unwrap();
         assert!(o.create_library && o.enable_link_options && o.jit.fast_relaxed_math);
+        let o = LinkOptions::parse("-cl-denorms-are-zero -cl-no-signed-zeros -cl-finite-math-only -cl-no-subgroup-ifp -cl-unsafe-math-optimizations").unwrap();
+        assert!(!o.create_library && o.jit.denorms_are_zero && o.jit.fast_relaxed_math);
         assert!(LinkOptions::parse("").is_ok());
-        assert!(LinkOptions::parse("-DX=1").unwrap_err().contains("-DX=1"));
+        assert!(LinkOptions::parse("-create-library").is_ok());
+        assert!(LinkOptions::parse("-create-library -enable-link-options").is_ok());
+        for bad in ["-DX=1", "-cl-mad-enable", "-cl-std=CL1.2", "-w"] {
+            let err = LinkOptions::parse(bad).unwrap_err();
+            assert!(err.contains(bad), "{err}");
+        }
+        let err = LinkOptions::parse("-enable-link-options").unwrap_err();
+        assert!(err.contains("-create-library"), "{err}");
+        let err = LinkOptions::parse("-create-library -cl-finite-math-only").unwrap_err();
+        assert!(err.contains("-enable-link-options"), "{err}");
     }
 }

@@ -57,6 +57,13 @@ pub fn key(clang_identity: &str, args: &[String], source: &str, headers: &[(&str
     h.finish()
 }
 
+/// Forgets every remembered output (clUnloadPlatformCompiler).
+pub fn clear() {
+    let mut memo = MEMO.lock();
+    memo.entries.clear();
+    memo.bytes = 0;
+}
+
 /// The remembered output for `key`.
 pub fn get(key: u64) -> Option<ClangOutput> {
     let memo = MEMO.lock();

@@ -16,7 +16,6 @@
 //!   turns them off.
 //! - `CRANECL_SUBGROUP_WIDTH`: default sub-group width (4, 8, 16, 32) for kernels
 //!   that do not require one.
-//! - `CRANECL_SPIRV_LINK`: the `spirv-link` to run (else the one on `PATH`).
 //! - `CRANECL_VERBOSE=1`: print each clang command line and its time on stderr.
 //!
 //! Parts: `options` (tokenising and checking options), `clang` (finding and running
@@ -139,6 +138,14 @@ pub fn compile_source_with_headers(
     headers: &[(&str, &str)],
 ) -> Result<ClangOutput, SourceBuildError> {
     Frontend::from_env()?.compile_with_headers(source, options, headers)
+}
+
+/// clUnloadPlatformCompiler: releases what the compiler keeps between builds (the
+/// memos of recent clang and jit results). The next build works as the first did;
+/// precompiled headers stay on disk, as they are shared with other processes.
+pub fn unload_compiler() {
+    memo::clear();
+    jit_memo::clear();
 }
 
 /// Starts building the precompiled header for `options` in the background (e.g. when
