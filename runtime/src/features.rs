@@ -1,8 +1,13 @@
 //! The one list of what the device claims: extensions and OpenCL C features.
 //!
-//! Device queries (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`, ...) and the
-//! clang command line (`-cl-ext=`) are both generated from here, so what clang accepts
-//! and what the device reports cannot drift apart. Only list what really works.
+//! Device queries (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`, and the
+//! queries coupled to a feature such as `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES` or
+//! `CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT`) and the clang command line (`-cl-ext=`,
+//! `__IMAGE_SUPPORT__`) are all generated from here, so what the compiler defines and
+//! what the device reports cannot drift apart. Only list what really works: adding a
+//! name here is what turns it on everywhere.
+
+use opencl_sys::*;
 
 /// `(name, version)` of every supported extension (version as CL_MAKE_VERSION parts).
 pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
@@ -22,6 +27,7 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_intel_required_subgroup_size", (1, 0, 0)),
     ("cl_khr_suggested_local_work_size", (1, 0, 0)),
     ("cl_intel_unified_shared_memory", (1, 0, 0)),
+    ("cl_khr_spirv_linkonce_odr", (1, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -38,27 +44,203 @@ pub const OPENCL_C_VERSIONS: &[(u32, u32, u32)] = &[(1, 0, 0), (1, 1, 0), (1, 2,
 /// SPIR-V versions accepted by clCreateProgramWithIL (`CL_DEVICE_ILS_WITH_VERSION`).
 pub const SPIRV_VERSIONS: &[(u32, u32)] = &[(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6)];
 
-/// Extensions of the host API only: clang has no such name.
+/// Extensions without an OpenCL C macro (the CTS's API-only list): clang has no such
+/// name, or (cl_khr_expect_assume) the language side is clang's `__builtin_expect`
+/// and `__builtin_assume`, always there.
 const HOST_API_ONLY: &[&str] = &[
     "cl_khr_icd",
     "cl_khr_il_program",
     "cl_khr_spirv_no_integer_wrap_decoration",
+    "cl_khr_expect_assume",
     "cl_khr_suggested_local_work_size",
     "cl_intel_unified_shared_memory",
+    "cl_khr_spirv_linkonce_odr",
 ];
 
-/// The `-cl-ext=` argument for clang: every extension and feature above enabled.
-/// (Not `-all` first: opencl-c.h then fails on its image declarations; features we do
-/// not list stay at clang's default and kernels using them fail in the jit with a
-/// message naming the capability.)
-pub fn clang_cl_ext_arg() -> String {
+/// Whether the device reports the OpenCL C feature `name` (`__opencl_c_...`).
+pub fn has_feature(name: &str) -> bool {
+    OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)
+}
+
+/// Whether the device reports the extension `name`.
+pub fn has_extension(name: &str) -> bool {
+    EXTENSIONS.iter().any(|(n, _)| *n == name)
+}
+
+/// `CL_DEVICE_IMAGE_SUPPORT`, and whether clang defines `__IMAGE_SUPPORT__`.
+pub fn image_support() -> bool {
+    has_feature("__opencl_c_images")
+}
+
+/// `CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT`.
+pub fn generic_address_space() -> bool {
+    has_feature("__opencl_c_generic_address_space")
+}
+
+/// `CL_DEVICE_PIPE_SUPPORT`.
+pub fn pipe_support() -> bool {
+    has_feature("__opencl_c_pipes")
+}
+
+/// `CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE` (and the preferred total size): the OpenCL
+/// minimum, 64 KiB, with program-scope global variables; 0 without them.
+pub fn max_global_variable_size() -> usize {
+    if has_feature("__opencl_c_program_scope_global_variables") {
+        64 * 1024
+    } else {
+        0
+    }
+}
+
+/// The order and scope bits that the atomic features add to the mandatory minimum.
+fn atomic_feature_bits() -> cl_device_atomic_capabilities {
+    [
+        (
+            "__opencl_c_atomic_order_acq_rel",
+            CL_DEVICE_ATOMIC_ORDER_ACQ_REL,
+        ),
+        (
+            "__opencl_c_atomic_order_seq_cst",
+            CL_DEVICE_ATOMIC_ORDER_SEQ_CST,
+        ),
+        (
+            "__opencl_c_atomic_scope_device",
+            CL_DEVICE_ATOMIC_SCOPE_DEVICE,
+        ),
+        (
+            "__opencl_c_atomic_scope_all_devices",
+            CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES,
+        ),
+    ]
+    .iter()
+    .filter(|(name, _)| has_feature(name))
+    .fold(0, |bits, (_, bit)| bits | bit)
+}
+
+/// `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`: relaxed, work-group scope (the OpenCL 3.0
+/// minimum) plus what the atomic order/scope features claim.
+pub fn atomic_memory_capabilities() -> cl_device_atomic_capabilities {
+    CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP | atomic_feature_bits()
+}
+
+/// `CL_DEVICE_ATOMIC_FENCE_CAPABILITIES`: relaxed, acquire-release, work-group scope
+/// (the minimum) plus what the atomic order/scope features claim.
+pub fn atomic_fence_capabilities() -> cl_device_atomic_capabilities {
+    CL_DEVICE_ATOMIC_ORDER_RELAXED
+        | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
+        | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+        | atomic_feature_bits()
+}
+
+/// Whether `fma` runs as one instruction on this host (the jit targets the host ISA).
+fn host_has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        true
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}
+
+/// Macros of the OpenCL C 3.0 predefined set (6.12) that depend on the host:
+/// `FP_FAST_FMAF` (and `FP_FAST_FMA` with fp64) when `fma` is as fast as a multiply
+/// and an add, i.e. the CPU has fused multiply-add. As `-D` arguments.
+pub fn host_macro_args() -> Vec<String> {
+    let mut args = Vec::new();
+    if host_has_fma() {
+        args.push("-DFP_FAST_FMAF=1".to_string());
+        if has_feature("__opencl_c_fp64") {
+            args.push("-DFP_FAST_FMA=1".to_string());
+        }
+    }
+    args
+}
+
+/// The clang arguments that set the language's extensions and features: `-cl-ext=`
+/// with everything turned off and then exactly the names above turned on, so a macro
+/// (`cl_khr_*`, `__opencl_c_*`) is defined if and only if the device reports it; and
+/// `-U__IMAGE_SUPPORT__` (clang defines it for every SPIR-V target) without images.
+pub fn clang_feature_args() -> Vec<String> {
     let names = EXTENSIONS
         .iter()
         .map(|(n, _)| *n)
         .chain(OPENCL_C_FEATURES.iter().map(|(n, _)| *n))
         .filter(|n| !HOST_API_ONLY.contains(n));
-    let mut arg = String::from("-cl-ext=");
-    let list: Vec<String> = names.map(|n| format!("+{n}")).collect();
-    arg.push_str(&list.join(","));
-    arg
+    let list: Vec<String> = std::iter::once("-all".to_string())
+        .chain(names.map(|n| format!("+{n}")))
+        .collect();
+    let mut args = vec![format!("-cl-ext={}", list.join(","))];
+    if !image_support() {
+        args.push("-U__IMAGE_SUPPORT__".into());
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clang_args_enable_exactly_the_list() {
+        let args = clang_feature_args();
+        let ext = args[0].strip_prefix("-cl-ext=").expect("-cl-ext first");
+        let mut parts = ext.split(',');
+        assert_eq!(parts.next(), Some("-all"), "everything off first");
+        let on: Vec<&str> = parts.map(|p| p.strip_prefix('+').expect("+name")).collect();
+        for (name, _) in OPENCL_C_FEATURES {
+            assert!(on.contains(name), "{name}");
+        }
+        for (name, _) in EXTENSIONS {
+            assert_eq!(on.contains(name), !HOST_API_ONLY.contains(name), "{name}");
+        }
+        assert_eq!(
+            on.len(),
+            OPENCL_C_FEATURES.len() + EXTENSIONS.len() - HOST_API_ONLY.len()
+        );
+        assert_eq!(
+            args.contains(&"-U__IMAGE_SUPPORT__".to_string()),
+            !image_support()
+        );
+    }
+
+    #[test]
+    fn coupled_queries_follow_the_features() {
+        let mem = atomic_memory_capabilities();
+        assert_eq!(
+            mem & CL_DEVICE_ATOMIC_ORDER_SEQ_CST != 0,
+            has_feature("__opencl_c_atomic_order_seq_cst")
+        );
+        assert_eq!(
+            mem & CL_DEVICE_ATOMIC_SCOPE_DEVICE != 0,
+            has_feature("__opencl_c_atomic_scope_device")
+        );
+        assert_ne!(mem & CL_DEVICE_ATOMIC_ORDER_RELAXED, 0);
+        assert_ne!(
+            atomic_fence_capabilities() & CL_DEVICE_ATOMIC_ORDER_ACQ_REL,
+            0
+        );
+        assert_eq!(
+            max_global_variable_size() > 0,
+            has_feature("__opencl_c_program_scope_global_variables")
+        );
+        // OpenCL 3.0 couplings (the CTS checks them): device enqueue needs program-scope
+        // globals and the generic address space; 3D image writes and read-write images
+        // need images.
+        if has_feature("__opencl_c_device_enqueue") {
+            assert!(generic_address_space() && max_global_variable_size() > 0);
+        }
+        if has_feature("__opencl_c_3d_image_writes") || has_feature("__opencl_c_read_write_images")
+        {
+            assert!(image_support());
+        }
+        if has_feature("__opencl_c_fp64") {
+            assert!(has_extension("cl_khr_fp64"));
+        }
+    }
 }

@@ -56,10 +56,6 @@ fn versions(list: &[(&str, (u32, u32, u32))]) -> Vec<cl_name_version> {
         .collect()
 }
 
-fn supports_feature(name: &str) -> bool {
-    features::OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)
-}
-
 fn extension_names() -> String {
     features::EXTENSIONS
         .iter()
@@ -154,7 +150,7 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         | CL_DEVICE_IMAGE3D_MAX_DEPTH
         | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
         | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => out.value::<usize>(0),
-        CL_DEVICE_IMAGE_SUPPORT => out.bool(false),
+        CL_DEVICE_IMAGE_SUPPORT => out.bool(features::image_support()),
         CL_DEVICE_MAX_SAMPLERS => out.value::<cl_uint>(0),
         CL_DEVICE_IMAGE_PITCH_ALIGNMENT | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => {
             out.value::<cl_uint>(0)
@@ -162,7 +158,12 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         CL_DEVICE_MAX_PARAMETER_SIZE => out.value(rt::MAX_PARAMETER_SIZE),
         CL_DEVICE_MEM_BASE_ADDR_ALIGN => out.value::<cl_uint>(rt::MEM_BASE_ADDR_ALIGN_BITS),
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => out.value::<cl_uint>(128),
-        CL_DEVICE_SINGLE_FP_CONFIG | CL_DEVICE_DOUBLE_FP_CONFIG => out.value(FP_CONFIG),
+        CL_DEVICE_SINGLE_FP_CONFIG => out.value(FP_CONFIG),
+        CL_DEVICE_DOUBLE_FP_CONFIG => out.value(if features::has_feature("__opencl_c_fp64") {
+            FP_CONFIG
+        } else {
+            0
+        }),
         CL_DEVICE_HALF_FP_CONFIG => out.value::<cl_device_fp_config>(0),
         CL_DEVICE_GLOBAL_MEM_CACHE_TYPE => {
             out.value::<cl_device_mem_cache_type>(CL_READ_WRITE_CACHE)
@@ -173,7 +174,7 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE => out.value::<cl_ulong>(MAX_CONSTANT_BUFFER_SIZE),
         CL_DEVICE_MAX_CONSTANT_ARGS => out.value::<cl_uint>(rt::MAX_CONSTANT_ARGS),
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
-            out.value::<usize>(0)
+            out.value::<usize>(features::max_global_variable_size())
         }
         CL_DEVICE_LOCAL_MEM_TYPE => out.value::<cl_device_local_mem_type>(CL_LOCAL),
         CL_DEVICE_LOCAL_MEM_SIZE => out.value::<cl_ulong>(rt::LOCAL_MEM_SIZE),
@@ -236,9 +237,13 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         CL_DEVICE_MAX_PIPE_ARGS
         | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
         | CL_DEVICE_PIPE_MAX_PACKET_SIZE => out.value::<cl_uint>(0),
-        CL_DEVICE_PIPE_SUPPORT => out.bool(false),
+        CL_DEVICE_PIPE_SUPPORT => out.bool(features::pipe_support()),
         CL_DEVICE_MAX_NUM_SUB_GROUPS => {
-            out.value::<cl_uint>((rt::MAX_WORK_GROUP_SIZE / 4) as cl_uint)
+            out.value::<cl_uint>(if features::has_feature("__opencl_c_subgroups") {
+                (rt::MAX_WORK_GROUP_SIZE / 4) as cl_uint
+            } else {
+                0
+            })
         }
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
         CL_DEVICE_SUB_GROUP_SIZES_INTEL => out.array(
@@ -247,19 +252,13 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
                 .map(|w| *w as usize)
                 .collect::<Vec<_>>(),
         ),
-        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => out.value::<cl_device_atomic_capabilities>(
-            CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP,
-        ),
-        CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => out.value::<cl_device_atomic_capabilities>(
-            CL_DEVICE_ATOMIC_ORDER_RELAXED
-                | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
-                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP,
-        ),
+        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => out.value(features::atomic_memory_capabilities()),
+        CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => out.value(features::atomic_fence_capabilities()),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => out.bool(true),
-        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => out.bool(supports_feature(
+        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => out.bool(features::has_feature(
             "__opencl_c_work_group_collective_functions",
         )),
-        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => out.bool(false),
+        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => out.bool(features::generic_address_space()),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
             out.value::<usize>(DEFAULT_SUB_GROUP_WIDTH as usize)
         }

@@ -242,9 +242,9 @@ impl Frontend {
             "spirv64-unknown-unknown".to_string(),
             "-O2".to_string(),
             options.effective_cl_std().clang_arg(),
-            crate::features::clang_cl_ext_arg(),
         ];
-        let mut other = Vec::new();
+        lang.extend(crate::features::clang_feature_args());
+        let mut other = crate::features::host_macro_args();
         for arg in &options.clang_args {
             // Preprocessor, diagnostics and pure code-generation options do not change
             // how the headers parse, and clang accepts a PCH built without them.
