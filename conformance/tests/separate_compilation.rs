@@ -688,3 +688,92 @@ fn inline_functions_in_every_form() {
         "-Werror",
     );
 }
+
+extern "C" {
+    // OpenCL 2.2, not in cl-sys; the ICD loader exports it.
+    fn clSetProgramSpecializationConstant(
+        program: cl_program,
+        spec_id: cl_uint,
+        spec_size: usize,
+        spec_value: *const c_void,
+    ) -> cl_int;
+}
+
+/// Exports `uint get_a()` returning specialization constant 3 (default 5).
+const GET_A: &str = r#"
+               OpCapability Addresses
+               OpCapability Linkage
+               OpCapability Kernel
+               OpMemoryModel Physical64 OpenCL
+               OpDecorate %a SpecId 3
+               OpDecorate %get LinkageAttributes "get_a" Export
+       %uint = OpTypeInt 32 0
+          %a = OpSpecConstant %uint 5
+         %ft = OpTypeFunction %uint
+        %get = OpFunction %uint None %ft
+      %entry = OpLabel
+               OpReturnValue %a
+               OpFunctionEnd
+"#;
+
+/// `kernel void k(global uint* o) { o[0] = get_a(); }` with `get_a` imported.
+const CALLS_GET_A: &str = r#"
+               OpCapability Addresses
+               OpCapability Linkage
+               OpCapability Kernel
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k "k"
+               OpDecorate %get LinkageAttributes "get_a" Import
+       %void = OpTypeVoid
+       %uint = OpTypeInt 32 0
+         %pu = OpTypePointer CrossWorkgroup %uint
+         %ft = OpTypeFunction %uint
+         %kt = OpTypeFunction %void %pu
+        %get = OpFunction %uint None %ft
+               OpFunctionEnd
+          %k = OpFunction %void None %kt
+        %out = OpFunctionParameter %pu
+      %entry = OpLabel
+          %v = OpFunctionCall %uint %get
+               OpStore %out %v
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+fn specialization_constants_apply_at_clcompileprogram() {
+    let ctx = DeviceContext::new();
+    let (def, user) = match (
+        spirv::assemble(GET_A, "spv1.0"),
+        spirv::assemble(CALLS_GET_A, "spv1.0"),
+    ) {
+        (Ok(d), Ok(u)) => (d, u),
+        (Err(e), _) | (_, Err(e)) => panic!("spirv-as (spirv-tools) is needed: {e}"),
+    };
+    for value in [None, Some(42u32)] {
+        let def_p = ctx.try_program_from_il(&def).unwrap();
+        if let Some(v) = value {
+            let bytes = v.to_le_bytes();
+            // SAFETY: four bytes for a 32-bit constant.
+            let code = unsafe {
+                clSetProgramSpecializationConstant(def_p.raw(), 3, 4, bytes.as_ptr().cast())
+            };
+            assert_eq!(code, CL_SUCCESS);
+        }
+        let user_p = ctx.try_program_from_il(&user).unwrap();
+        for p in [&def_p, &user_p] {
+            assert_eq!(
+                try_compile(&ctx, p, "", &[], None, ptr::null_mut()),
+                CL_SUCCESS,
+                "{}",
+                ctx.build_log(p)
+            );
+        }
+        let exe = linked(&ctx, &[&user_p, &def_p], "");
+        let kernel = exe.kernel("k");
+        let out = ctx.buffer_zeroed::<u32>(1);
+        kernel.arg_buffer(0, &out);
+        ctx.run(&kernel, &[1], None);
+        assert_eq!(ctx.read::<u32>(&out, 1), vec![value.unwrap_or(5)]);
+    }
+}

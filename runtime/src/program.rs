@@ -329,10 +329,18 @@ impl Program {
             let src = match &self.source {
                 ProgramSource::Source(src) => src,
                 ProgramSource::Il(words) => {
-                    return match cranecl_jit::validate(words) {
-                        Ok(()) => Ok((words.clone(), String::new(), opts.uniform_work_group_size)),
-                        Err(e) => Err((CL_COMPILE_PROGRAM_FAILURE, format!("{}\n", e.message))),
+                    // Specialization constants set so far apply to this compile.
+                    let values = self.spec_values.lock().clone();
+                    let failed = |e: cranecl_jit::CompileError| {
+                        (CL_COMPILE_PROGRAM_FAILURE, format!("{}\n", e.message))
                     };
+                    let words = if values.is_empty() {
+                        words.clone()
+                    } else {
+                        cranecl_jit::spirv::specialize(words, &values).map_err(failed)?
+                    };
+                    cranecl_jit::validate(&words).map_err(failed)?;
+                    return Ok((words, String::new(), opts.uniform_work_group_size));
                 }
                 _ => return Err((CL_INVALID_OPERATION, String::new())),
             };
