@@ -54,11 +54,15 @@ pub struct WorkGroupState {
     /// `get_local_size(d)`: the real size of this group, smaller than the enqueued size
     /// for the last group of a ragged ND-range.
     pub local_size: [u64; 3],
-    /// This worker's `__local` block, 64-byte aligned. Kernel-scope `__local` variables
+    /// This worker's `__local` block, 128-byte aligned (the largest OpenCL type). Kernel-scope `__local` variables
     /// live at offsets `0..KernelInfo::static_local_bytes`; `__local` pointer arguments
     /// point further into the same block (the runtime writes those pointers into the
     /// argument block).
     pub local_mem: *mut u8,
+    /// Bytes of the `__local` block this launch uses (kernel-scope variables and
+    /// `__local` arguments): `to_local` and `get_fence` on generic pointers test
+    /// whether an address lies in `local_mem .. local_mem + local_mem_size`.
+    pub local_mem_size: u64,
     /// This worker's scratch area, 64-byte aligned, at least
     /// `KernelInfo::scratch_bytes(local_size)` bytes: values and private arrays that live
     /// across a barrier, kept per sub-group. Contents are undefined on entry.

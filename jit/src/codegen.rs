@@ -22,12 +22,12 @@ pub struct Jit {
 /// Owns the executable memory (and the program's constant data) of compiled kernels.
 pub struct ProgramCode {
     module: Option<JITModule>,
-    _data: Vec<Box<[u64]>>,
+    _data: crate::program_data::ProgramData,
 }
 
 // SAFETY: after finalisation the JIT module is never used again except to free its
-// memory on drop; the generated code and data are immutable and callable from any
-// thread.
+// memory on drop; the generated code is immutable and callable from any thread (the
+// program data is only ever touched by kernels, see `ProgramData`).
 unsafe impl Send for ProgramCode {}
 // SAFETY: as above; no method of ProgramCode touches the module through `&self`.
 unsafe impl Sync for ProgramCode {}
@@ -132,7 +132,7 @@ impl Jit {
     pub fn finish(
         mut self,
         ids: &[FuncId],
-        data: Vec<Box<[u64]>>,
+        data: crate::program_data::ProgramData,
     ) -> Result<(Arc<ProgramCode>, Vec<*const u8>), CompileError> {
         self.module
             .finalize_definitions()

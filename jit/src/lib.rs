@@ -16,6 +16,7 @@ mod codegen;
 mod lower;
 mod meta;
 pub mod printf;
+mod program_data;
 pub mod spirv;
 mod support;
 
@@ -23,6 +24,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use abi::{KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};
+pub use program_data::MAX_GLOBAL_VARIABLE_SIZE;
 pub use spirv::link::LinkOutput;
 
 /// Sub-group widths the code generator supports; reported as
@@ -243,6 +245,9 @@ impl CompiledKernel {
 /// A compiled SPIR-V module: all of its kernels.
 pub struct CompiledProgram {
     pub kernels: Vec<Arc<CompiledKernel>>,
+    /// Bytes of program-scope `global` variables, shared by the kernels and kept
+    /// between launches (`CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE`).
+    pub global_variable_bytes: usize,
 }
 
 impl CompiledProgram {
@@ -368,31 +373,9 @@ fn compile_module(
     let m = spirv::decode(words)?;
     let mut jit = codegen::Jit::new(options.opt_disable)?;
     // Constant and program-scope data, owned by the compiled program.
-    let mut data: Vec<Box<[u64]>> = Vec::new();
-    let mut data_addrs = std::collections::HashMap::new();
-    for id in &m.global_order {
-        let g = &m.globals[id];
-        if !matches!(
-            g.storage,
-            spirv::Storage::UniformConstant | spirv::Storage::CrossWorkgroup
-        ) {
-            continue;
-        }
-        let (_, pointee) = m.pointee(g.ty)?;
-        let size = m.layout(pointee)?.size as usize;
-        let mut bytes = vec![0u8; size.max(1)];
-        if let Some(init) = g.init {
-            meta::constant_bytes(&m, init, pointee, &mut bytes, 0)?;
-        }
-        let mut words64 = vec![0u64; bytes.len().div_ceil(8)].into_boxed_slice();
-        for (i, chunk) in bytes.chunks(8).enumerate() {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            words64[i] = u64::from_le_bytes(b);
-        }
-        data_addrs.insert(*id, words64.as_ptr() as u64);
-        data.push(words64);
-    }
+    let data = program_data::lay_out(&m)?;
+    let data_addrs = data.addrs.clone();
+    let global_variable_bytes = data.global_variable_bytes;
     let mut infos = Vec::new();
     let mut printfs = Vec::new();
     let mut ids = Vec::new();
@@ -479,5 +462,8 @@ fn compile_module(
             )
         })
         .collect();
-    Ok(CompiledProgram { kernels })
+    Ok(CompiledProgram {
+        kernels,
+        global_variable_bytes,
+    })
 }

@@ -166,6 +166,31 @@ pub fn attributes(ep: &EntryPoint) -> String {
     parts.join(" ")
 }
 
+/// Calls `f` on the module-scope variable `id` is, or whose address the constant `id`
+/// computes or contains (`(ulong)&local_array[1]` is a constant expression).
+fn variables_in(m: &Module, id: Id, f: &mut impl FnMut(Id)) {
+    if m.globals.contains_key(&id) {
+        f(id);
+        return;
+    }
+    match m.constants.get(&id).map(|c| &c.value) {
+        Some(ConstValue::Expr(op)) => {
+            // Operands are declared before the expression: no cycles.
+            let mut ids = Vec::new();
+            crate::analysis::for_each_operand(op, |x| ids.push(x));
+            for x in ids {
+                variables_in(m, x, f);
+            }
+        }
+        Some(ConstValue::Composite(parts)) => {
+            for p in parts {
+                variables_in(m, *p, f);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Module-scope `__local` variables the kernel uses, with offsets; returns the map and
 /// the total bytes.
 pub fn local_layout(m: &Module, f: &FlatFunction) -> Result<(HashMap<Id, u64>, u64), CompileError> {
@@ -173,12 +198,14 @@ pub fn local_layout(m: &Module, f: &FlatFunction) -> Result<(HashMap<Id, u64>, u
     for b in &f.blocks {
         for i in &b.insts {
             crate::analysis::for_each_operand(&i.op, |id| {
-                if m.globals
-                    .get(&id)
-                    .is_some_and(|g| g.storage == Storage::Workgroup)
-                {
-                    used.insert(id);
-                }
+                variables_in(m, id, &mut |v| {
+                    if m.globals
+                        .get(&v)
+                        .is_some_and(|g| g.storage == Storage::Workgroup)
+                    {
+                        used.insert(v);
+                    }
+                });
             });
         }
     }
@@ -198,23 +225,27 @@ pub fn local_layout(m: &Module, f: &FlatFunction) -> Result<(HashMap<Id, u64>, u
     Ok((map, off.next_multiple_of(16)))
 }
 
-/// Writes the bytes of constant `id` (of type `ty`) at `buf[off..]`.
+/// Writes the bytes of constant `id` (of type `ty`) at `buf[off..]`; `address_of`
+/// gives the absolute address of a module-scope variable (for pointer constants).
+/// A variable id stands for its own address (`global T* p = &v;`).
 pub fn constant_bytes(
     m: &Module,
     id: Id,
     ty: Id,
     buf: &mut [u8],
     off: usize,
+    address_of: &dyn Fn(Id) -> Option<u64>,
 ) -> Result<(), CompileError> {
+    if m.globals.contains_key(&id) {
+        return address_bytes(m, id, ty, buf, off, address_of);
+    }
     let c = m
         .constants
         .get(&id)
         .ok_or_else(|| CompileError::malformed(format!("initializer %{id} is not a constant")))?;
     match &c.value {
         ConstValue::Null | ConstValue::Undef => Ok(()),
-        ConstValue::Expr(_) => Err(CompileError::unsupported(format!(
-            "initializer %{id} is computed from addresses (OpSpecConstantOp); not supported"
-        ))),
+        ConstValue::Expr(_) => address_bytes(m, id, ty, buf, off, address_of),
         ConstValue::Scalar(v) => {
             let size = m.layout(ty)?.size as usize;
             let bytes = v.to_le_bytes();
@@ -250,9 +281,41 @@ pub fn constant_bytes(
                 }
             };
             for ((p, t), o) in parts.iter().zip(children).zip(offsets) {
-                constant_bytes(m, *p, t, buf, off + o as usize)?;
+                constant_bytes(m, *p, t, buf, off + o as usize, address_of)?;
             }
             Ok(())
         }
     }
+}
+
+/// Writes the address constant (or variable) `id` as a pointer or integer of type `ty`.
+fn address_bytes(
+    m: &Module,
+    id: Id,
+    ty: Id,
+    buf: &mut [u8],
+    off: usize,
+    address_of: &dyn Fn(Id) -> Option<u64>,
+) -> Result<(), CompileError> {
+    let address = crate::spirv::const_addr::evaluate(m, id)?.ok_or_else(|| {
+        CompileError::unsupported(format!(
+            "initializer %{id} is computed from addresses in a way not supported (OpSpecConstantOp)"
+        ))
+    })?;
+    let base = match address.var {
+        Some(var) => address_of(var).ok_or_else(|| {
+            CompileError::unsupported(format!(
+                "initializer takes the address of {}, which has no program-scope storage",
+                m.name_of(var)
+            ))
+        })?,
+        None => 0,
+    };
+    // A pointer, or an integer made from one (`(ulong)&v`).
+    let n = (m.layout(ty)?.size as usize).min(8);
+    let dst = buf
+        .get_mut(off..off + n)
+        .ok_or_else(|| CompileError::malformed("constant initializer out of range"))?;
+    dst.copy_from_slice(&base.wrapping_add(address.offset).to_le_bytes()[..n]);
+    Ok(())
 }

@@ -17,6 +17,8 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_global_int32_extended_atomics", (1, 0, 0)),
     ("cl_khr_local_int32_base_atomics", (1, 0, 0)),
     ("cl_khr_local_int32_extended_atomics", (1, 0, 0)),
+    ("cl_khr_int64_base_atomics", (1, 0, 0)),
+    ("cl_khr_int64_extended_atomics", (1, 0, 0)),
     ("cl_khr_fp64", (1, 0, 0)),
     ("cl_khr_il_program", (1, 0, 0)),
     // SPIR-V extensions whose instructions and decorations the jit implements.
@@ -36,6 +38,18 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_fp64", (3, 0, 0)),
     ("__opencl_c_subgroups", (3, 0, 0)),
     ("__opencl_c_work_group_collective_functions", (3, 0, 0)),
+    // Every atomic is a locked (sequentially consistent) x86-64 instruction on memory
+    // all work-items, the host and other kernels see coherently, so every order and
+    // every scope holds.
+    ("__opencl_c_atomic_order_acq_rel", (3, 0, 0)),
+    ("__opencl_c_atomic_order_seq_cst", (3, 0, 0)),
+    ("__opencl_c_atomic_scope_device", (3, 0, 0)),
+    ("__opencl_c_atomic_scope_all_devices", (3, 0, 0)),
+    // Pointers are plain addresses; to_global/to_local/to_private and get_fence test
+    // the address against the work-group's __local block and the private area.
+    ("__opencl_c_generic_address_space", (3, 0, 0)),
+    // Laid out per compiled program (jit::program_data), kept between launches.
+    ("__opencl_c_program_scope_global_variables", (3, 0, 0)),
 ];
 
 /// The OpenCL C versions the front end accepts (`CL_DEVICE_OPENCL_C_ALL_VERSIONS`).
@@ -82,11 +96,11 @@ pub fn pipe_support() -> bool {
     has_feature("__opencl_c_pipes")
 }
 
-/// `CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE` (and the preferred total size): the OpenCL
-/// minimum, 64 KiB, with program-scope global variables; 0 without them.
+/// `CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE` (and the preferred total size): the jit's
+/// limit per variable with program-scope global variables; 0 without them.
 pub fn max_global_variable_size() -> usize {
     if has_feature("__opencl_c_program_scope_global_variables") {
-        64 * 1024
+        cranecl_jit::MAX_GLOBAL_VARIABLE_SIZE
     } else {
         0
     }
@@ -124,11 +138,13 @@ pub fn atomic_memory_capabilities() -> cl_device_atomic_capabilities {
 }
 
 /// `CL_DEVICE_ATOMIC_FENCE_CAPABILITIES`: relaxed, acquire-release, work-group scope
-/// (the minimum) plus what the atomic order/scope features claim.
+/// (the minimum), work-item scope (a fence of one work-item's own accesses is a
+/// compiler fence here), plus what the atomic order/scope features claim.
 pub fn atomic_fence_capabilities() -> cl_device_atomic_capabilities {
     CL_DEVICE_ATOMIC_ORDER_RELAXED
         | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
         | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+        | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM
         | atomic_feature_bits()
 }
 

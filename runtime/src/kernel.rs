@@ -429,6 +429,7 @@ mod tests {
             ctx.clone(),
             CompiledProgram {
                 kernels: vec![Arc::new(compiled)],
+                global_variable_bytes: 0,
             },
             uniform,
         );

@@ -281,7 +281,11 @@ cl_entry! {
             CL_PROGRAM_BUILD_OPTIONS => out.string(&st.options),
             CL_PROGRAM_BUILD_LOG => out.string(&st.log),
             CL_PROGRAM_BINARY_TYPE => out.value::<cl_program_binary_type>(st.binary_type),
-            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => out.value::<usize>(0),
+            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => out.value::<usize>(
+                st.compiled
+                    .as_ref()
+                    .map_or(0, |c| c.global_variable_bytes),
+            ),
             _ => Err(CL_INVALID_VALUE),
         }
     }

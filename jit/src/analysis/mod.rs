@@ -10,6 +10,7 @@ pub mod affine;
 pub mod cfg;
 pub mod flatten;
 pub mod liveness;
+pub mod provenance;
 pub mod uniformity;
 
 use crate::spirv::{Id, Op};
@@ -36,6 +37,8 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
         | Op::ConvertPtrToU(a)
         | Op::ConvertUToPtr(a)
         | Op::PtrCast(a)
+        | Op::GenericCastToPtrExplicit(a)
+        | Op::GenericPtrMemSemantics(a)
         | Op::CopyObject(a)
         | Op::CopyLogical(a)
         | Op::SizeOf(a) => f(a),

@@ -1,6 +1,7 @@
 //! Calls of imported (body-less) functions: OpenCL C built-ins that clang leaves as
 //! calls with Itanium-mangled names (the OpenCL 1.x `atomic_*`/`atom_*` functions,
-//! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms).
+//! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms, C11
+//! `atomic_fetch_min`/`atomic_fetch_max`, and the generic address-space built-ins).
 //! Anything else is an error naming the function.
 
 use super::value::Val;
@@ -23,33 +24,64 @@ fn demangle(name: &str) -> Option<(&str, &str)> {
     Some((&rest[..len], &rest[len..]))
 }
 
-/// Element type of the first (pointer) parameter from its mangling, e.g. `PU3AS1Vj`.
+/// Element type of the first (pointer) parameter from its mangling, e.g. `PU3AS1Vj`
+/// or `PU3AS4VU7_Atomicii` (pointer, vendor qualifiers such as the address space
+/// and `_Atomic`, cv-qualifiers, then the builtin type code), with its signedness.
 fn pointee_elem(params: &str) -> Option<(Elem, bool)> {
-    // Skip pointer, address space and qualifiers: take the first builtin type code.
-    let mut chars = params.chars().peekable();
-    let mut in_as = false;
-    while let Some(c) = chars.next() {
-        match c {
-            'P' | 'V' | 'K' | 'U' => in_as = c == 'U',
-            '0'..='9' => {}
-            'A' if in_as => {
-                // "AS<n>"
-                chars.next();
+    let bytes = params.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'P' | b'V' | b'K' | b'r' => i += 1,
+            b'U' => {
+                // Vendor qualifier: U <length> <name>.
+                let digits = bytes[i + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
+                let len: usize = params.get(i + 1..i + 1 + digits)?.parse().ok()?;
+                i += 1 + digits + len;
             }
-            _ => {
+            c => {
                 return Some(match c {
-                    'i' => (Elem::I32, true),
-                    'j' => (Elem::I32, false),
-                    'l' | 'x' => (Elem::I64, true),
-                    'm' | 'y' => (Elem::I64, false),
-                    'f' => (Elem::F32, true),
-                    'd' => (Elem::F64, true),
+                    b'i' => (Elem::I32, true),
+                    b'j' => (Elem::I32, false),
+                    b'l' | b'x' => (Elem::I64, true),
+                    b'm' | b'y' => (Elem::I64, false),
+                    b'f' => (Elem::F32, true),
+                    b'd' => (Elem::F64, true),
                     _ => return None,
                 })
             }
         }
     }
     None
+}
+
+/// The atomic operation of a built-in name without its `atomic_`/`atom_` prefix:
+/// OpenCL 1.x (`add`, `min`, `cmpxchg`, ...) and the C11 operations clang-22 leaves
+/// as calls (`fetch_min`, `fetch_max`, with or without `_explicit`).
+fn atomic_op(op_name: &str, e: Elem, signed: bool) -> Option<AtomicOp> {
+    let op_name = op_name.strip_suffix("_explicit").unwrap_or(op_name);
+    let float = e.is_float();
+    Some(match op_name {
+        "add" if !float => AtomicOp::IAdd,
+        "sub" if !float => AtomicOp::ISub,
+        "inc" if !float => AtomicOp::IIncrement,
+        "dec" if !float => AtomicOp::IDecrement,
+        "xchg" => AtomicOp::Exchange,
+        "min" | "fetch_min" if float => AtomicOp::FMin,
+        "max" | "fetch_max" if float => AtomicOp::FMax,
+        "min" | "fetch_min" if signed => AtomicOp::SMin,
+        "min" | "fetch_min" => AtomicOp::UMin,
+        "max" | "fetch_max" if signed => AtomicOp::SMax,
+        "max" | "fetch_max" => AtomicOp::UMax,
+        "and" if !float => AtomicOp::And,
+        "or" if !float => AtomicOp::Or,
+        "xor" if !float => AtomicOp::Xor,
+        "cmpxchg" if !float => AtomicOp::CompareExchange,
+        _ => return None,
+    })
 }
 
 /// Parses the part of a `convert_<type><n>[_sat][_rt?]` name after `convert_`:
@@ -103,6 +135,9 @@ impl Tr<'_, '_> {
         })?;
         let name = f.import.clone().unwrap_or_else(|| f.name.clone());
         let unknown = || CompileError::unsupported(format!("call of unknown function {name}"));
+        if let Some(v) = self.address_space_call(&name, args, rty)? {
+            return Ok(Some(v));
+        }
         let (base, params) = demangle(&name).ok_or_else(unknown)?;
         if matches!(base, "mem_fence" | "read_mem_fence" | "write_mem_fence") {
             self.b.ins().fence();
@@ -143,28 +178,20 @@ impl Tr<'_, '_> {
             .or_else(|| base.strip_prefix("atom_"))
             .ok_or_else(unknown)?;
         let (e, signed) = pointee_elem(params).ok_or_else(unknown)?;
-        let op = match op_name {
-            "add" => AtomicOp::IAdd,
-            "sub" => AtomicOp::ISub,
-            "inc" => AtomicOp::IIncrement,
-            "dec" => AtomicOp::IDecrement,
-            "xchg" => AtomicOp::Exchange,
-            "min" if signed => AtomicOp::SMin,
-            "min" => AtomicOp::UMin,
-            "max" if signed => AtomicOp::SMax,
-            "max" => AtomicOp::UMax,
-            "and" => AtomicOp::And,
-            "or" => AtomicOp::Or,
-            "xor" => AtomicOp::Xor,
-            "cmpxchg" => AtomicOp::CompareExchange,
-            _ => return Err(unknown()),
-        };
+        let op = atomic_op(op_name, e, signed).ok_or_else(unknown)?;
         let ptr = *args
             .first()
             .ok_or_else(|| CompileError::malformed(format!("{name} without a pointer")))?;
         let p = self.get(ptr)?.leaves[0].clone();
+        // The C11 `_explicit` forms end with the memory order (and scope): not operands.
+        let nvals = match op {
+            AtomicOp::CompareExchange => 2,
+            AtomicOp::IIncrement | AtomicOp::IDecrement => 0,
+            _ => 1,
+        };
         let mut vals: Vec<Val> = args[1..]
             .iter()
+            .take(nvals)
             .map(|a| self.get(*a))
             .collect::<Result<_, _>>()?;
         if op == AtomicOp::CompareExchange {
@@ -172,6 +199,31 @@ impl Tr<'_, '_> {
             vals.reverse();
         }
         self.atomic_lanes(op, &p, e, &vals, rty)
+    }
+
+    /// clang-22's spellings of the generic address-space built-ins: `__to_global`,
+    /// `__to_local`, `__to_private` (unmangled) and `get_fence`. None for other names.
+    fn address_space_call(
+        &mut self,
+        name: &str,
+        args: &[Id],
+        rty: Option<Id>,
+    ) -> Result<Option<Val>, CompileError> {
+        let is_cast = matches!(name, "__to_global" | "__to_local" | "__to_private");
+        let is_fence = demangle(name).is_some_and(|(base, _)| base == "get_fence");
+        if !is_cast && !is_fence {
+            return Ok(None);
+        }
+        let (Some(&ptr), Some(rty)) = (args.first(), rty) else {
+            return Err(CompileError::malformed(format!(
+                "{name} needs a pointer argument and a result"
+            )));
+        };
+        Ok(Some(if is_cast {
+            self.generic_cast_explicit(ptr, rty)?
+        } else {
+            self.generic_fence(ptr, rty, super::generic::FenceSpelling::OpenClFlags)?
+        }))
     }
 }
 
@@ -189,6 +241,40 @@ mod tests {
         assert_eq!(pointee_elem("PU3AS3Vii"), Some((Elem::I32, true)));
         assert_eq!(pointee_elem("PU3AS1Vll"), Some((Elem::I64, true)));
         assert_eq!(demangle("foo"), None);
+        // C11 forms: the `_Atomic` vendor qualifier, generic pointers, trailing order.
+        assert_eq!(
+            demangle("_Z25atomic_fetch_max_explicitPU3AS1VU7_Atomicii12memory_order12memory_scope"),
+            Some((
+                "atomic_fetch_max_explicit",
+                "PU3AS1VU7_Atomicii12memory_order12memory_scope"
+            ))
+        );
+        assert_eq!(
+            pointee_elem("PU3AS4VU7_Atomicjj12memory_order"),
+            Some((Elem::I32, false))
+        );
+        assert_eq!(pointee_elem("PU3AS1VU7_Atomicmm"), Some((Elem::I64, false)));
+        assert_eq!(pointee_elem("PU3AS1VU7_Atomicdd"), Some((Elem::F64, true)));
+        assert_eq!(pointee_elem("PU3AS1VU7_Atomic"), None);
+        assert_eq!(pointee_elem("PU99AS1i"), None);
+    }
+
+    #[test]
+    fn maps_atomic_names() {
+        assert_eq!(
+            atomic_op("fetch_min", Elem::I32, true),
+            Some(AtomicOp::SMin)
+        );
+        assert_eq!(
+            atomic_op("fetch_max_explicit", Elem::I64, false),
+            Some(AtomicOp::UMax)
+        );
+        assert_eq!(
+            atomic_op("fetch_min", Elem::F32, true),
+            Some(AtomicOp::FMin)
+        );
+        assert_eq!(atomic_op("add", Elem::F32, true), None);
+        assert_eq!(atomic_op("fetch_add", Elem::I32, true), None);
     }
 
     #[test]

@@ -193,10 +193,7 @@ impl Tr<'_, '_> {
     }
 
     fn ptr_is_private(&self, id: Id) -> bool {
-        self.type_of(id)
-            .ok()
-            .and_then(|t| self.m.pointee(t).ok())
-            .is_some_and(|(s, _)| s == crate::spirv::Storage::Function)
+        self.private_ptrs.contains(&id)
     }
 
     /// `p + off * scale` (byte address).

@@ -80,6 +80,12 @@ impl Tr<'_, '_> {
                     elems,
                 })
             }
+            Op::GenericCastToPtrExplicit(p) => Some(self.generic_cast_explicit(*p, need(rty)?)?),
+            Op::GenericPtrMemSemantics(p) => Some(self.generic_fence(
+                *p,
+                need(rty)?,
+                super::generic::FenceSpelling::SpirvSemantics,
+            )?),
             Op::ConvertPtrToU(v) => {
                 let x = self.get(*v)?;
                 let elems = self.elems(need(rty)?)?;

@@ -314,12 +314,10 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
-    /// Whether pointer `ptr` points to private memory (valid for every lane).
+    /// Whether pointer `ptr` points to private memory (valid for every lane): it was
+    /// derived from a private variable (see `analysis::provenance`).
     fn is_private(&self, ptr: Id) -> bool {
-        self.type_of(ptr)
-            .ok()
-            .and_then(|t| self.m.pointee(t).ok())
-            .is_some_and(|(s, _)| s == Storage::Function)
+        self.private_ptrs.contains(&ptr)
     }
 
     /// Memory flags for accesses through a pointer.
@@ -1008,10 +1006,16 @@ impl Tr<'_, '_> {
         let p = self.get(ptr)?.leaves[0].clone();
         let pty = self.type_of(ptr)?;
         let (_, pointee) = self.m.pointee(pty)?;
-        let e = *self
-            .elems(pointee)?
-            .first()
-            .ok_or_else(|| CompileError::malformed("atomic on an empty type"))?;
+        let e = if matches!(op, AtomicOp::FlagTestAndSet | AtomicOp::FlagClear) {
+            // A flag is a 32-bit integer whatever the pointer's type says (clang
+            // passes an i8 pointer for some of them).
+            Elem::I32
+        } else {
+            *self
+                .elems(pointee)?
+                .first()
+                .ok_or_else(|| CompileError::malformed("atomic on an empty type"))?
+        };
         let vals: Vec<Val> = args
             .iter()
             .map(|a| self.get(*a))
@@ -1042,8 +1046,14 @@ impl Tr<'_, '_> {
             st
         };
         let fl = ir::MemFlagsData::new().with_notrap();
-        let returns = op != AtomicOp::Store;
-        let tys: Vec<ir::Type> = if returns { vec![st] } else { vec![] };
+        let returns = !matches!(op, AtomicOp::Store | AtomicOp::FlagClear);
+        // The element of the result: the flag test returns a bool.
+        let re = if op == AtomicOp::FlagTestAndSet {
+            Elem::Bool
+        } else {
+            e
+        };
+        let tys: Vec<ir::Type> = if returns { vec![re.scalar()] } else { vec![] };
         let lanes = self.guarded(&tys, |t, l| {
             let a = addrs[l];
             let arg = |k: usize| operands.get(k).map(|v| v[l]);
@@ -1063,6 +1073,16 @@ impl Tr<'_, '_> {
                         v = t.b.ins().bitcast(it, super::value::little(), v);
                     }
                     t.b.ins().atomic_store(fl, v, a);
+                    None
+                }
+                AtomicOp::FlagTestAndSet => {
+                    let one = t.b.ins().iconst(it, 1);
+                    let was = t.b.ins().atomic_rmw(it, fl, AtomicRmwOp::Xchg, a, one);
+                    Some(t.b.ins().icmp_imm_s(IntCC::NotEqual, was, 0))
+                }
+                AtomicOp::FlagClear => {
+                    let zero = t.b.ins().iconst(it, 0);
+                    t.b.ins().atomic_store(fl, zero, a);
                     None
                 }
                 AtomicOp::CompareExchange => {
@@ -1118,7 +1138,7 @@ impl Tr<'_, '_> {
         };
         let res: Vec<Value> = lanes.iter().map(|l| l[0]).collect();
         let elems = self.elems(rty)?;
-        let lv = self.pack_lanes(e, &res);
+        let lv = self.pack_lanes(re, &res);
         Ok(Some(Val {
             leaves: vec![lv],
             elems,

@@ -16,6 +16,7 @@ mod barrier;
 mod calls;
 mod control;
 mod extinst;
+mod generic;
 mod group;
 mod half;
 mod inst;
@@ -64,6 +65,8 @@ pub(crate) struct GroupEnv {
     pub enqueued: [Value; 3],
     pub num_groups: [Value; 3],
     pub local_mem: Value,
+    /// Bytes of the `__local` block (`WorkGroupState::local_mem_size`).
+    pub local_mem_size: Value,
     pub scratch: Value,
     /// Linear local size L.
     pub linear: Value,
@@ -122,6 +125,8 @@ pub(crate) struct Tr<'a, 'b> {
     pub dup_conflict: bool,
     /// Byte offsets of private variables in the per-lane private area.
     pub private_offsets: HashMap<Id, u64>,
+    /// Pointers derived from private variables (`analysis::provenance`).
+    pub private_ptrs: std::collections::HashSet<Id>,
     pub private_bytes: u64,
     /// Alignment of the private area: the strictest private variable's (at least 16).
     pub private_align: u64,
@@ -236,6 +241,7 @@ pub(crate) fn lower_kernel(
             allow_dup,
             dup_conflict: false,
             private_offsets: HashMap::new(),
+            private_ptrs: crate::analysis::provenance::private_pointers(f),
             private_bytes: 0,
             private_align: 16,
             local_offsets: local_offsets.clone(),
@@ -566,6 +572,26 @@ impl<'a, 'b> Tr<'a, 'b> {
                     leaves.extend(v.leaves);
                 }
             }
+            crate::spirv::ConstValue::Expr(_)
+                if crate::spirv::const_addr::evaluate(self.m, id)?.is_some() =>
+            {
+                // An address (clang's byte-offset GEPs included): variable + offset.
+                let address = crate::spirv::const_addr::evaluate(self.m, id)?
+                    .ok_or_else(|| CompileError::codegen("address constant changed"))?;
+                let base = match address.var {
+                    Some(var) => match self.global_address(var)?.leaves.first() {
+                        Some(Lv::U(b)) => *b,
+                        _ => return Err(CompileError::codegen("variable address is not uniform")),
+                    },
+                    None => self.b.ins().iconst(types::I64, 0),
+                };
+                let lv = Lv::U(self.b.ins().iadd_imm_s(base, address.offset as i64));
+                // A pointer, or an integer made from one (`(uint)&v` truncates).
+                let e = *elems.first().ok_or_else(|| {
+                    CompileError::malformed(format!("constant %{id} of an empty type"))
+                })?;
+                leaves.push(self.int_resize(&lv, Elem::I64, e, false));
+            }
             crate::spirv::ConstValue::Expr(op) => {
                 let inst = crate::spirv::Inst {
                     result: Some(id),
@@ -796,6 +822,12 @@ impl<'a, 'b> Tr<'a, 'b> {
             wg,
             wo(std::mem::offset_of!(WorkGroupState, local_mem)),
         );
+        let local_mem_size = self.b.ins().load(
+            i64t,
+            fl,
+            wg,
+            wo(std::mem::offset_of!(WorkGroupState, local_mem_size)),
+        );
         let scratch = self.b.ins().load(
             i64t,
             fl,
@@ -816,6 +848,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             enqueued,
             num_groups,
             local_mem,
+            local_mem_size,
             scratch,
             linear,
             n_sg,

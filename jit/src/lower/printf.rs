@@ -379,7 +379,8 @@ impl Tr<'_, '_> {
         let (_, pointee) = self.m.pointee(g.ty).ok()?;
         let size = usize::try_from(self.m.layout(pointee).ok()?.size).ok()?;
         let mut bytes = vec![0u8; size];
-        crate::meta::constant_bytes(self.m, g.init?, pointee, &mut bytes, 0).ok()?;
+        let address_of = |v: Id| self.data_addrs.get(&v).copied();
+        crate::meta::constant_bytes(self.m, g.init?, pointee, &mut bytes, 0, &address_of).ok()?;
         Some(bytes)
     }
 

@@ -5,6 +5,7 @@
 //! This module does not generate code and does not know about lanes. [`link`] merges
 //! modules for clLinkProgram.
 
+pub mod const_addr;
 mod decode;
 pub mod link;
 mod specialize;
@@ -242,6 +243,10 @@ pub enum AtomicOp {
     FAdd,
     FMin,
     FMax,
+    /// `atomic_flag_test_and_set`: set the flag word to 1, result: whether it was set.
+    FlagTestAndSet,
+    /// `atomic_flag_clear`: store 0 to the flag word.
+    FlagClear,
 }
 
 /// Group (sub-group / work-group) collective operations.
@@ -326,6 +331,12 @@ pub enum Op {
     ConvertUToPtr(Id),
     /// Pointer casts between address spaces (generic <-> named): no-ops on a CPU.
     PtrCast(Id),
+    /// OpGenericCastToPtrExplicit (`to_global`/`to_local`/`to_private`): the pointer
+    /// if it points into the result type's address space, else null.
+    GenericCastToPtrExplicit(Id),
+    /// OpGenericPtrMemSemantics (`get_fence`): the memory-semantics bits of the
+    /// address space a generic pointer points into.
+    GenericPtrMemSemantics(Id),
     Select {
         cond: Id,
         a: Id,

@@ -14,6 +14,15 @@ use cranecl_jit::{
 
 /// OpenCL C source -> SPIR-V words (panics with clang's diagnostics on failure).
 pub fn spirv(src: &str) -> Vec<u32> {
+    spirv_ext(src, "")
+}
+
+/// Extra `-cl-ext` features for OpenCL C 3.0 memory-model tests: generic address
+/// space, program-scope globals, every atomic order and scope, 64-bit and float atomics.
+pub const MEMORY_MODEL_EXT: &str = ",+__opencl_c_generic_address_space,+__opencl_c_program_scope_global_variables,+__opencl_c_atomic_order_acq_rel,+__opencl_c_atomic_order_seq_cst,+__opencl_c_atomic_scope_device,+__opencl_c_atomic_scope_all_devices,+cl_khr_int64_extended_atomics,+cl_ext_float_atomics,+__opencl_c_ext_fp32_global_atomic_add,+__opencl_c_ext_fp32_local_atomic_add,+__opencl_c_ext_fp32_global_atomic_min_max,+__opencl_c_ext_fp32_local_atomic_min_max,+__opencl_c_ext_fp64_global_atomic_add,+__opencl_c_ext_fp64_local_atomic_add,+__opencl_c_ext_fp64_global_atomic_min_max,+__opencl_c_ext_fp64_local_atomic_min_max";
+
+/// [`spirv`] with `extra_ext` appended to the `-cl-ext` list (starting with a comma).
+pub fn spirv_ext(src: &str, extra_ext: &str) -> Vec<u32> {
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!("cranecl-jit-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -29,12 +38,11 @@ pub fn spirv(src: &str) -> Vec<u32> {
             "-cl-std=CL3.0",
             "-finclude-default-header",
             "-O2",
-            "-cl-ext=+cl_khr_subgroups,+cl_intel_subgroups,+__opencl_c_subgroups,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_work_group_collective_functions,+cl_khr_int64_base_atomics,+cl_khr_fp16",
             "-mllvm",
-            "-spirv-ext=+SPV_INTEL_subgroups",
-            "-emit-obj",
-            "-o",
+            "-spirv-ext=+SPV_INTEL_subgroups,+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max",
         ])
+        .arg(format!("-cl-ext=+cl_khr_subgroups,+cl_intel_subgroups,+__opencl_c_subgroups,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_work_group_collective_functions,+cl_khr_int64_base_atomics,+cl_khr_fp16{extra_ext}"))
+        .args(["-emit-obj", "-o"])
         .arg(&spv)
         .arg(&cl)
         .output()
@@ -56,6 +64,15 @@ pub fn spirv(src: &str) -> Vec<u32> {
 /// Compiles OpenCL C source (panics with the compile error).
 pub fn build(src: &str) -> CompiledProgram {
     build_with(src, &CompileOptions::default())
+}
+
+/// Compiles with the OpenCL C 3.0 memory-model features ([`MEMORY_MODEL_EXT`]).
+pub fn build_memory_model(src: &str) -> CompiledProgram {
+    let words = spirv_ext(src, MEMORY_MODEL_EXT);
+    match cranecl_jit::compile(&words, &CompileOptions::default()) {
+        Ok(p) => p,
+        Err(e) => panic!("compile failed ({:?}): {}", e.kind, e.message),
+    }
 }
 
 /// Compiles with options.
@@ -184,8 +201,11 @@ pub fn run_with_printf(
             local_total += n.next_multiple_of(64);
         }
     }
-    let mut local_mem = vec![0u64; local_total.div_ceil(8) + 8];
-    let local_base = local_mem.as_mut_ptr() as *mut u8;
+    // 128-byte aligned like the runtime's block (the largest type, long16).
+    let mut local_mem = vec![0u64; local_total.div_ceil(8) + 24];
+    let misalign = (local_mem.as_ptr() as usize).wrapping_neg() % 128;
+    // SAFETY: the vector has 192 spare bytes, more than the 127 skipped at most.
+    let local_base = unsafe { (local_mem.as_mut_ptr() as *mut u8).add(misalign) };
     let mut block = vec![0u8; info.arg_block_size.max(8)];
     let mut li = 0;
     for (a, meta) in args.iter().zip(&info.args) {
@@ -229,6 +249,7 @@ pub fn run_with_printf(
                     group_id: gid,
                     local_size: ls,
                     local_mem: local_base,
+                    local_mem_size: local_total as u64,
                     scratch: scratch.as_mut_ptr() as *mut u8,
                 };
                 // SAFETY: the argument block and buffers are laid out per the kernel's info.

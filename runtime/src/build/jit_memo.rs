@@ -71,8 +71,10 @@ pub fn compile_spirv(
     if let Some(key) = key {
         let memo = MEMO.lock();
         if let Some((_, kernels)) = memo.iter().find(|(k, _)| *k == key) {
+            // Memoised modules have no program-scope variables.
             return Ok(CompiledProgram {
                 kernels: kernels.clone(),
+                global_variable_bytes: 0,
             });
         }
     }
@@ -123,7 +125,11 @@ pub fn compile_kernels_in_parallel(
             None => unreachable!("parallel_for skipped a kernel"),
         }
     }
-    Ok(CompiledProgram { kernels: all })
+    Ok(CompiledProgram {
+        kernels: all,
+        // Modules with program-scope variables are compiled whole (above).
+        global_variable_bytes: 0,
+    })
 }
 
 #[cfg(test)]

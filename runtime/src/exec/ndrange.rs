@@ -298,6 +298,7 @@ impl NdJob {
             group_id,
             local_size,
             local_mem: local,
+            local_mem_size: self.local_bytes as u64,
             scratch,
         };
         // SAFETY: `args` is this thread's copy of an argument block the queue built for

@@ -184,9 +184,9 @@ impl Decoder {
             S::Bitcast => Op::Bitcast(id_at(inst, 0)?),
             S::ConvertPtrToU => Op::ConvertPtrToU(id_at(inst, 0)?),
             S::ConvertUToPtr => Op::ConvertUToPtr(id_at(inst, 0)?),
-            S::PtrCastToGeneric | S::GenericCastToPtr | S::GenericCastToPtrExplicit => {
-                Op::PtrCast(id_at(inst, 0)?)
-            }
+            S::PtrCastToGeneric | S::GenericCastToPtr => Op::PtrCast(id_at(inst, 0)?),
+            S::GenericCastToPtrExplicit => Op::GenericCastToPtrExplicit(id_at(inst, 0)?),
+            S::GenericPtrMemSemantics => Op::GenericPtrMemSemantics(id_at(inst, 0)?),
             S::Select => Op::Select {
                 cond: id_at(inst, 0)?,
                 a: id_at(inst, 1)?,
@@ -323,6 +323,8 @@ impl Decoder {
             S::AtomicFAddEXT => atomic(AtomicOp::FAdd, 3)?,
             S::AtomicFMinEXT => atomic(AtomicOp::FMin, 3)?,
             S::AtomicFMaxEXT => atomic(AtomicOp::FMax, 3)?,
+            S::AtomicFlagTestAndSet => atomic(AtomicOp::FlagTestAndSet, 3)?,
+            S::AtomicFlagClear => atomic(AtomicOp::FlagClear, 3)?,
             S::ControlBarrier => Op::ControlBarrier {
                 exec_scope: id_at(inst, 0)?,
                 mem_scope: id_at(inst, 1)?,

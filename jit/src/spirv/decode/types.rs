@@ -184,7 +184,9 @@ impl Decoder {
             }
         };
         if let ConstValue::Composite(parts) = &value {
-            if let Some(bad) = parts.iter().find(|p| !self.m.constants.contains_key(p)) {
+            // A part may be a module-scope variable: its address (`{ &v, 1 }`).
+            let known = |p: &Id| self.m.constants.contains_key(p) || self.m.globals.contains_key(p);
+            if let Some(bad) = parts.iter().find(|p| !known(p)) {
                 return Err(malformed(format!(
                     "constant %{} uses %{bad}, which is not a constant declared before it",
                     result(t)?
