@@ -78,6 +78,7 @@ fn launch(kernel: &Arc<CompiledKernel>, global: usize, local: usize, arg: u64) -
             global_size: [global, 1, 1],
             local_size: [local, 1, 1],
         },
+        threads: exec::num_workers(),
     }
 }
 

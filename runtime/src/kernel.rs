@@ -326,6 +326,7 @@ impl Kernel {
                 args: block,
                 local_args,
                 ndrange,
+                threads: exec::num_workers(),
             },
             buffers,
         ))

@@ -60,6 +60,10 @@ pub struct Launch {
     pub args: Vec<u8>,
     pub local_args: Vec<LocalArg>,
     pub ndrange: NdRange,
+    /// At most this many threads (the launching thread included) run the launch's
+    /// work-groups at once: the compute units of the device it was enqueued on
+    /// (clamped to 1..=[`num_workers`]).
+    pub threads: usize,
 }
 
 /// Runs every work-group of `launch` on the pool and returns when all are done.

@@ -336,7 +336,9 @@ impl Recruiter {
 
 /// Runs every work-group of `launch`; see [`super::run_ndrange`].
 pub fn try_run_ndrange(launch: &Launch, printf_buffer: u64) -> Result<(), ExecError> {
-    let workers = pool::num_workers();
+    // A sub-device's launch uses no more threads than its compute units: the caller
+    // plus at most `workers - 1` invited helpers (each invitation is one thread).
+    let workers = launch.threads.clamp(1, pool::num_workers());
     let Some(job) = NdJob::new(launch, workers, printf_buffer)? else {
         return Ok(());
     };

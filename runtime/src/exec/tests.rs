@@ -159,6 +159,18 @@ fn run_and_check(
     scratch: usize,
     delay: Duration,
 ) -> Arc<Recorder> {
+    run_on_threads(nd, local_sizes, static_local, scratch, delay, num_workers())
+}
+
+/// [`run_and_check`] for a launch that may use at most `threads` threads.
+fn run_on_threads(
+    nd: NdRange,
+    local_sizes: &[usize],
+    static_local: usize,
+    scratch: usize,
+    delay: Duration,
+    threads: usize,
+) -> Arc<Recorder> {
     let width = 8;
     let dims = nd.work_dim as usize;
     let groups: usize = (0..dims)
@@ -196,6 +208,7 @@ fn run_and_check(
         args,
         local_args,
         ndrange: nd,
+        threads,
     };
     try_run_ndrange(&launch).expect("launch runs");
     let errors = recorder.errors.lock().unwrap().clone();
@@ -341,6 +354,7 @@ fn zero_global_size_runs_nothing() {
         args: vec![0u8; 8],
         local_args: Vec::new(),
         ndrange: nd(2, [0; 3], [16, 0, 1], [4, 4, 1]),
+        threads: num_workers(),
     };
     assert_eq!(try_run_ndrange(&launch), Ok(()));
 }
@@ -352,6 +366,7 @@ fn inconsistent_launches_are_refused() {
         args: vec![0u8; args],
         local_args,
         ndrange,
+        threads: num_workers(),
     };
     let ok_nd = nd(1, [0; 3], [16, 1, 1], [4, 1, 1]);
     for (l, needle) in [
@@ -480,6 +495,32 @@ fn launches_spread_over_workers() {
             "only {threads} thread ran 64 slow groups with {} workers",
             num_workers()
         );
+    }
+}
+
+#[test]
+fn a_launch_uses_at_most_its_threads() {
+    let _pool = POOL_USE.lock().unwrap_or_else(|e| e.into_inner());
+    // Slow groups would spread over every worker; a launch of a one-compute-unit
+    // sub-device stays on the launching thread, a two-unit one on at most two.
+    for limit in [1, 2] {
+        let r = run_on_threads(
+            nd(1, [0; 3], [256, 1, 1], [4, 1, 1]),
+            &[],
+            0,
+            0,
+            Duration::from_millis(1),
+            limit,
+        );
+        let threads = r.threads.lock().unwrap().len();
+        assert!(
+            (1..=limit).contains(&threads),
+            "{threads} threads ran a launch limited to {limit} ({} workers)",
+            num_workers()
+        );
+        if limit == 2 && num_workers() >= 2 {
+            assert_eq!(threads, 2, "64 slow groups with 2 threads allowed");
+        }
     }
 }
 

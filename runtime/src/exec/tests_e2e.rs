@@ -80,6 +80,7 @@ fn launch(kernel: &Arc<CompiledKernel>, args: &[Arg], ndrange: NdRange) -> Launc
         args: block,
         local_args,
         ndrange,
+        threads: super::num_workers(),
     }
 }
 
