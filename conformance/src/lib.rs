@@ -519,6 +519,10 @@ owned_handle!(
     /// An owned `cl_event`.
     Event, cl_event, clReleaseEvent, clRetainEvent
 );
+owned_handle!(
+    /// An owned sub-device (`clCreateSubDevices`).
+    SubDevice, cl_device_id, clReleaseDevice, clRetainDevice
+);
 
 /// Why a build failed: the code of `clBuildProgram` and the device's build log.
 #[derive(Clone, Debug)]

@@ -1,4 +1,4 @@
-//! Contexts: a set of devices (here: the one CPU device), the properties the
+//! Contexts: a set of devices (the CPU device and/or its sub-devices), the properties the
 //! application gave, and destructor callbacks run when the last reference goes.
 
 use std::ffi::c_void;

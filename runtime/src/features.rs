@@ -30,6 +30,7 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_suggested_local_work_size", (1, 0, 0)),
     ("cl_intel_unified_shared_memory", (1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", (1, 0, 0)),
+    ("cl_khr_device_uuid", (1, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -69,6 +70,7 @@ const HOST_API_ONLY: &[&str] = &[
     "cl_khr_suggested_local_work_size",
     "cl_intel_unified_shared_memory",
     "cl_khr_spirv_linkonce_odr",
+    "cl_khr_device_uuid",
 ];
 
 /// Whether the device reports the OpenCL C feature `name` (`__opencl_c_...`).

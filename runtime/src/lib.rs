@@ -16,11 +16,13 @@ pub mod features;
 pub mod kernel;
 pub mod memory;
 pub mod object;
+pub mod partition;
 pub mod platform;
 pub mod printf;
 pub mod program;
 pub mod queue;
 pub mod svm;
+pub mod topology;
 
 /// Result of an OpenCL operation: the error is the `CL_*` code the API returns.
 pub type CLResult<T> = Result<T, opencl_sys::cl_int>;

@@ -1,7 +1,8 @@
-//! The platform and its single CPU device: identity strings and the limits every
-//! query and every validation reads.
+//! The platform and its CPU device (plus the sub-devices partitioned from it):
+//! identity strings and the limits every query and every validation reads.
 //!
-//! Both are process-wide singletons created on first use; they are never freed.
+//! The platform and the root device are process-wide singletons created on first
+//! use and never freed; sub-devices live as long as a reference to them does.
 //! Numbers here must describe what really works (see `features` for the claimed
 //! extensions); the C layer turns them into `clGetPlatformInfo` / `clGetDeviceInfo`.
 
@@ -85,11 +86,12 @@ impl Platform {
     }
 }
 
-/// The CPU device: its limits, computed once.
+/// The CPU device (the root device, a process-wide singleton) or a sub-device
+/// partitioned from it ([`crate::partition`]): its limits, computed once.
 #[repr(C)]
 pub struct Device {
     header: ApiHeader,
-    /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`: `units.len()`.
     pub compute_units: u32,
     /// `CL_DEVICE_GLOBAL_MEM_SIZE`: physical RAM.
     pub global_mem_size: u64,
@@ -97,6 +99,15 @@ pub struct Device {
     pub max_mem_alloc_size: u64,
     /// `CL_DEVICE_NAME`: the host CPU's model name when it can be read.
     pub name: String,
+    /// The root device's compute units (`0..root.compute_units`) this device owns, in
+    /// order; a launch on it runs on at most this many threads.
+    pub units: Vec<u32>,
+    /// `CL_DEVICE_PARENT_DEVICE` (an implicit reference); `None` for the root device.
+    pub parent: Option<Arc<Device>>,
+    /// `CL_DEVICE_PARTITION_TYPE`: the property list the device was created with,
+    /// terminator included (the domain chosen for
+    /// `CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE`); empty for the root device.
+    pub partition_type: Vec<opencl_sys::cl_device_partition_property>,
 }
 
 impl ApiObject for Device {
@@ -111,14 +122,90 @@ impl Device {
         let global = physical_memory().unwrap_or(4 << 30);
         // A quarter of RAM (the OpenCL minimum is max(1/4 global, 128 MiB)), at least 128 MiB.
         let max_alloc = (global / 4).max(128 << 20).min(global);
+        let compute_units = u32::try_from(exec::num_workers()).unwrap_or(u32::MAX);
         Device {
             header: ApiHeader::new(ObjectKind::Device),
-            compute_units: u32::try_from(exec::num_workers()).unwrap_or(u32::MAX),
+            compute_units,
             global_mem_size: global,
             max_mem_alloc_size: max_alloc,
             name: cpu_model_name().map_or_else(|| NAME.to_string(), |m| format!("cranecl {m}")),
+            units: (0..compute_units).collect(),
+            parent: None,
+            partition_type: Vec::new(),
         }
     }
+
+    /// A sub-device of `parent` owning `units` (a non-empty subset of the parent's),
+    /// created with `partition_type`; the application holds one reference.
+    pub(crate) fn sub_device(
+        parent: &Arc<Device>,
+        units: Vec<u32>,
+        partition_type: Vec<opencl_sys::cl_device_partition_property>,
+    ) -> Arc<Device> {
+        Arc::new(Device {
+            header: ApiHeader::new(ObjectKind::Device),
+            compute_units: u32::try_from(units.len()).unwrap_or(u32::MAX),
+            global_mem_size: parent.global_mem_size,
+            max_mem_alloc_size: parent.max_mem_alloc_size,
+            name: parent.name.clone(),
+            units,
+            parent: Some(Arc::clone(parent)),
+            partition_type,
+        })
+    }
+
+    /// Whether this is the root device (retain/release are no-ops on it).
+    pub fn is_root(&self) -> bool {
+        self.parent.is_none()
+    }
+
+    /// Whether this device is `ancestor` or was partitioned (directly or not) from it.
+    pub fn is_within(&self, ancestor: &Device) -> bool {
+        let mut d = self;
+        loop {
+            if std::ptr::eq(d, ancestor) {
+                return true;
+            }
+            match &d.parent {
+                Some(p) => d = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Threads a launch on this device may use: its compute units.
+    pub fn threads(&self) -> usize {
+        self.units.len().max(1)
+    }
+
+    /// `CL_DEVICE_UUID_KHR`: derived from the CPU model and the compute units the
+    /// device owns, so it is the same in every process and driver version.
+    pub fn uuid(&self) -> [u8; 16] {
+        let units: Vec<u8> = self.units.iter().flat_map(|u| u.to_le_bytes()).collect();
+        let root = if self.is_root() { &b"root"[..] } else { b"sub" };
+        uuid_of(&[b"device", self.name.as_bytes(), root, &units])
+    }
+}
+
+/// `CL_DRIVER_UUID_KHR`: derived from `CL_DRIVER_VERSION` (which names the commit).
+pub fn driver_uuid() -> [u8; 16] {
+    uuid_of(&[b"driver", DRIVER_VERSION.as_bytes()])
+}
+
+/// A name-based UUID (RFC 9562 version 8) of `fields`: two stable 64-bit hashes.
+fn uuid_of(fields: &[&[u8]]) -> [u8; 16] {
+    let hash = |seed: &[u8]| {
+        fields
+            .iter()
+            .fold(crate::build::Fnv::new().bytes(seed), |h, f| h.bytes(f))
+            .finish()
+    };
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&hash(b"cranecl-uuid-0").to_be_bytes());
+    id[8..].copy_from_slice(&hash(b"cranecl-uuid-1").to_be_bytes());
+    id[6] = (id[6] & 0x0f) | 0x80;
+    id[8] = (id[8] & 0x3f) | 0x80;
+    id
 }
 
 /// Physical RAM in bytes (sysconf).

@@ -61,8 +61,13 @@ cl_entry! {
         }
         let notify = notify(pfn_notify, user_data)?;
         let props = context_properties(properties)?;
-        let mut list = handle::list::<Device>(devices, num_devices, CL_INVALID_VALUE)?;
-        list.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        let mut list: Vec<Arc<Device>> = Vec::new();
+        for d in handle::list::<Device>(devices, num_devices, CL_INVALID_VALUE)? {
+            // A device listed twice is one device of the context.
+            if !list.iter().any(|l| Arc::ptr_eq(l, &d)) {
+                list.push(d);
+            }
+        }
         Ok(new_handle(Context::new(list, props, notify)))
     }
 }

@@ -1,8 +1,11 @@
-//! Device entry points: clGetDeviceIDs, clGetDeviceInfo (every query clinfo makes),
-//! sub-devices (not supported) and root-device retain/release.
+//! Device entry points: clGetDeviceIDs, clGetDeviceInfo (every query clinfo makes,
+//! for the root device and its sub-devices), clCreateSubDevices and retain/release
+//! (counted for sub-devices, no-ops on the root device).
 
 use cranecl_jit::{DEFAULT_SUB_GROUP_WIDTH, SUPPORTED_SUB_GROUP_WIDTHS};
 use cranecl_runtime::features;
+use cranecl_runtime::object::ApiObject;
+use cranecl_runtime::partition::{self, Partition, MAX_COUNTS};
 use cranecl_runtime::platform::{self as rt, Platform};
 
 use super::platform::{check_platform, make_version, name_version, platform_handle};
@@ -97,9 +100,7 @@ const FP_CONFIG: cl_device_fp_config = CL_FP_DENORM
 /// `CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE`.
 pub const MAX_CONSTANT_BUFFER_SIZE: cl_ulong = 1 << 20;
 
-fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
-    let platform = Platform::get();
-    let dev = platform.device();
+fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResult<()> {
     let il_versions: Vec<cl_name_version> = features::SPIRV_VERSIONS
         .iter()
         .map(|(a, b)| name_version("SPIR-V", make_version(*a, *b, 0)))
@@ -222,12 +223,20 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         CL_DEVICE_PRINTF_BUFFER_SIZE => out.value(rt::PRINTF_BUFFER_SIZE),
         CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => out.bool(true),
         CL_DEVICE_HOST_UNIFIED_MEMORY => out.bool(true),
-        CL_DEVICE_PARENT_DEVICE => out.value::<cl_device_id>(std::ptr::null_mut()),
-        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => out.value::<cl_uint>(0),
-        CL_DEVICE_PARTITION_PROPERTIES => out.array::<cl_device_partition_property>(&[0]),
-        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => out.value::<cl_device_affinity_domain>(0),
-        CL_DEVICE_PARTITION_TYPE => out.array::<cl_device_partition_property>(&[]),
-        CL_DEVICE_REFERENCE_COUNT => out.value::<cl_uint>(1),
+        CL_DEVICE_PARENT_DEVICE => {
+            out.value::<cl_device_id>(dev.parent.as_ref().map_or(std::ptr::null_mut(), handle_of))
+        }
+        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => {
+            out.value::<cl_uint>(partition::max_sub_devices(dev))
+        }
+        CL_DEVICE_PARTITION_PROPERTIES => out.array(&partition::properties(dev)),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => out.value(partition::affinity_domains(dev)),
+        CL_DEVICE_PARTITION_TYPE => out.array(&dev.partition_type),
+        CL_DEVICE_REFERENCE_COUNT => out.value::<cl_uint>(if dev.is_root() {
+            1
+        } else {
+            dev.header().api_refs()
+        }),
         CL_DEVICE_SVM_CAPABILITIES => out.value::<cl_device_svm_capabilities>(
             CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER,
         ),
@@ -273,6 +282,11 @@ fn device_info(param: cl_device_info, out: InfoOut) -> CLResult<()> {
         | CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL => {
             out.value::<cl_device_unified_shared_memory_capabilities_intel>(0)
         }
+        CL_DEVICE_UUID_KHR => out.array(&dev.uuid()),
+        CL_DRIVER_UUID_KHR => out.array(&rt::driver_uuid()),
+        CL_DEVICE_LUID_VALID_KHR => out.bool(false),
+        CL_DEVICE_LUID_KHR => out.array(&[0u8; CL_LUID_SIZE_KHR]),
+        CL_DEVICE_NODE_MASK_KHR => out.value::<cl_uint>(0),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => out.string("v0000-01-01-00"),
         _ => Err(CL_INVALID_VALUE),
     }
@@ -286,22 +300,63 @@ cl_entry! {
         param_value: *mut c_void,
         param_value_size_ret: *mut size_t
     ) -> cl_int {
-        get::<Device>(device)?;
-        device_info(param_name, InfoOut::new(param_value_size, param_value, param_value_size_ret))
+        let dev = get::<Device>(device)?;
+        device_info(&dev, param_name, InfoOut::new(param_value_size, param_value, param_value_size_ret))
     }
 }
 
 cl_entry! {
     fn clRetainDevice(device: cl_device_id) -> cl_int {
-        get::<Device>(device)?;
-        Ok(())
+        if get::<Device>(device)?.is_root() {
+            return Ok(());
+        }
+        handle::retain::<Device>(device)
     }
 }
 
 cl_entry! {
     fn clReleaseDevice(device: cl_device_id) -> cl_int {
-        get::<Device>(device)?;
-        Ok(())
+        if get::<Device>(device)?.is_root() {
+            return Ok(());
+        }
+        handle::release::<Device>(device)
+    }
+}
+
+/// Reads a partition property list up to and including its terminator, following
+/// each scheme's layout (`EQUALLY n`, `BY_COUNTS c... LIST_END`,
+/// `BY_AFFINITY_DOMAIN d`) so that nothing past the application's list is read; an
+/// unknown name ends the reading (the runtime refuses it).
+fn partition_properties(
+    ptr: *const cl_device_partition_property,
+) -> CLResult<Vec<cl_device_partition_property>> {
+    if ptr.is_null() || !ptr.is_aligned() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // SAFETY: the application passes a list laid out as the scheme names say, ending
+    // in 0; `at` reads only the elements that layout says are there.
+    let at = |i: usize| unsafe { *ptr.add(i) };
+    let mut list = Vec::new();
+    loop {
+        let name = at(list.len());
+        list.push(name);
+        if list.len() > MAX_COUNTS + 8 {
+            return Err(CL_INVALID_VALUE);
+        }
+        match name {
+            0 => return Ok(list),
+            CL_DEVICE_PARTITION_EQUALLY | CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN => {
+                list.push(at(list.len()))
+            }
+            CL_DEVICE_PARTITION_BY_COUNTS => loop {
+                let count = at(list.len());
+                list.push(count);
+                if count == CL_DEVICE_PARTITION_BY_COUNTS_LIST_END || list.len() > MAX_COUNTS + 8 {
+                    break;
+                }
+            },
+            _ => return Ok(list),
+        }
     }
 }
 
@@ -313,8 +368,18 @@ cl_entry! {
         out_devices: *mut cl_device_id,
         num_devices_ret: *mut cl_uint
     ) -> cl_int {
-        get::<Device>(in_device)?;
-        // No partition type is supported (CL_DEVICE_PARTITION_PROPERTIES is empty).
-        Err(CL_INVALID_VALUE)
+        let dev = get::<Device>(in_device)?;
+        let partition = Partition::new(&dev, &partition_properties(properties)?)?;
+        if !out_devices.is_null() {
+            if (num_devices as usize) < partition.len() {
+                return Err(CL_INVALID_VALUE);
+            }
+            for (i, sub) in partition.create(&dev).into_iter().enumerate() {
+                // SAFETY: `out_devices` has room for `num_devices` >= partition.len() handles.
+                unsafe { out_devices.add(i).write(new_handle(sub)) };
+            }
+        }
+        write_out(num_devices_ret, partition.len() as cl_uint);
+        Ok(())
     }
 }

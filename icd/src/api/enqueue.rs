@@ -467,7 +467,8 @@ fn enqueue_kernel(
         return Err(CL_INVALID_CONTEXT);
     }
     let ndrange = k.ndrange(work_dim, offset, global, local)?;
-    let (launch, buffers) = k.launch(ndrange)?;
+    let (mut launch, buffers) = k.launch(ndrange)?;
+    launch.threads = e.queue.device.threads();
     if buffers
         .iter()
         .any(|b| !Arc::ptr_eq(&b.context, &e.queue.context))

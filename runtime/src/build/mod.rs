@@ -45,6 +45,7 @@ use cranecl_jit::CompileOptions;
 pub use jit_memo::{compile_kernels_in_parallel, compile_spirv};
 pub use link::{link_spirv, LinkOptions};
 pub use options::ClStd;
+pub(crate) use pch::Fnv;
 pub use pch::{PchBuild, PchCache, DRIVER_HEADER};
 
 /// SPIR-V extensions clang's backend may use (`-mllvm -spirv-ext=`): without
