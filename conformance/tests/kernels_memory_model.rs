@@ -262,3 +262,64 @@ kernel void k(global int* g, local int* la, global uint* out, global int* sums) 
         );
     }
 }
+
+#[test]
+fn float_atomics_follow_their_capabilities() {
+    let ctx = DeviceContext::new();
+    if !require(
+        ctx.has_extension("cl_ext_float_atomics"),
+        "cl_ext_float_atomics",
+    ) {
+        return;
+    }
+    // CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT and its bits (cl_ext.h).
+    let single: cl_ulong = device_info(ctx.device, 0x4231).unwrap();
+    let (global_add, global_min_max, local_add) = (1 << 1, 1 << 2, 1 << 17);
+    if !require(
+        single & (global_add | global_min_max | local_add)
+            == global_add | global_min_max | local_add,
+        "float add and min/max on global and local memory",
+    ) {
+        return;
+    }
+    if testing_cranecl() {
+        let double: cl_ulong = device_info(ctx.device, 0x4232).unwrap();
+        assert_eq!(single, 0x70007);
+        assert_eq!(double, 0x70007);
+    }
+    let src = r#"
+kernel void k(global const float* in, global atomic_float* f) {
+  local atomic_float lsum;
+  if (get_local_id(0) == 0) atomic_init(&lsum, 0.0f);
+  work_group_barrier(CLK_LOCAL_MEM_FENCE);
+  float v = in[get_global_id(0)];
+  atomic_fetch_add_explicit(&f[0], v, memory_order_relaxed, memory_scope_device);
+  atomic_fetch_min(&f[1], v);
+  atomic_fetch_max(&f[2], v);
+  atomic_fetch_min(&f[3], NAN);
+  atomic_fetch_add_explicit(&lsum, v, memory_order_relaxed, memory_scope_work_group);
+  work_group_barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0) atomic_fetch_sub(&f[4], atomic_load(&lsum));
+}
+"#;
+    let n = 64 * 64;
+    let mut rng = TestRng::new(5);
+    // Quarter steps in [-64, 64): every partial sum is exact, so any order gives the
+    // same result.
+    let input: Vec<f32> = rng.vec(n, |r| ((r.next_u32() % 512) as f32 - 256.0) * 0.25);
+    let a = ctx.buffer_from(&input);
+    let f = ctx.buffer_from(&[0.0f32, f32::INFINITY, f32::NEG_INFINITY, 7.5, 0.0]);
+    run_with_buffers(
+        &ctx,
+        src,
+        "-cl-std=CL3.0",
+        "k",
+        &[&a, &f],
+        &[n],
+        Some(&[64]),
+    );
+    let sum: f32 = input.iter().sum();
+    let min = input.iter().copied().fold(f32::INFINITY, f32::min);
+    let max = input.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    assert_eq!(ctx.read::<f32>(&f, 5), vec![sum, min, max, 7.5, -sum]);
+}

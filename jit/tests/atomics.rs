@@ -257,9 +257,14 @@ kernel void k(global atomic_float* f, global atomic_double* d, global const floa
   atomic_fetch_add_explicit(&f[0], v, memory_order_relaxed, memory_scope_device);
   atomic_fetch_min(&f[1], v);
   atomic_fetch_max(&f[2], v);
+  // fmin/fmax semantics: a NaN operand never wins.
+  atomic_fetch_min(&f[3], NAN);
+  atomic_fetch_max(&f[4], v);
+  atomic_fetch_sub(&f[5], v);
   atomic_fetch_add(&d[0], (double)v);
   atomic_fetch_min_explicit(&d[1], (double)v, memory_order_relaxed);
   atomic_fetch_max(&d[2], (double)v);
+  atomic_fetch_min(&d[3], (double)v);
 }
 "#;
     let p = build_memory_model(src);
@@ -267,12 +272,12 @@ kernel void k(global atomic_float* f, global atomic_double* d, global const floa
     let n = 64;
     // Values whose sums are exact in any order.
     let mut input: Vec<f32> = (0..n).map(|i| (i as f32 - 20.0) * 0.25).collect();
-    let mut f = vec![0.0f32, f32::INFINITY, f32::NEG_INFINITY];
-    let mut d = vec![0.0f64, f64::INFINITY, f64::NEG_INFINITY];
+    let mut f = vec![0.0f32, f32::INFINITY, f32::NEG_INFINITY, 5.0, f32::NAN, 1.0];
+    let mut d = vec![0.0f64, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
     run(k, &[n], &[16], &[buf(&mut f), buf(&mut d), buf(&mut input)]);
     let sum: f32 = input.iter().sum();
     let min = input.iter().copied().fold(f32::INFINITY, f32::min);
     let max = input.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    assert_eq!(f, vec![sum, min, max]);
-    assert_eq!(d, vec![sum as f64, min as f64, max as f64]);
+    assert_eq!(f, vec![sum, min, max, 5.0, max, 1.0 - sum]);
+    assert_eq!(d, vec![sum as f64, min as f64, max as f64, min as f64]);
 }

@@ -19,6 +19,10 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_local_int32_extended_atomics", (1, 0, 0)),
     ("cl_khr_int64_base_atomics", (1, 0, 0)),
     ("cl_khr_int64_extended_atomics", (1, 0, 0)),
+    // float/double atomic add, min, max (compare-and-swap loops; min/max with fmin
+    // semantics), on global, local and generic pointers; the language side is the
+    // __opencl_c_ext_fp* features below.
+    ("cl_ext_float_atomics", (1, 0, 0)),
     ("cl_khr_fp64", (1, 0, 0)),
     ("cl_khr_il_program", (1, 0, 0)),
     // SPIR-V extensions whose instructions and decorations the jit implements.
@@ -51,6 +55,15 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_generic_address_space", (3, 0, 0)),
     // Laid out per compiled program (jit::program_data), kept between launches.
     ("__opencl_c_program_scope_global_variables", (3, 0, 0)),
+    // cl_ext_float_atomics (no half: cl_khr_fp16 atomics are not implemented).
+    ("__opencl_c_ext_fp32_global_atomic_add", (1, 0, 0)),
+    ("__opencl_c_ext_fp32_local_atomic_add", (1, 0, 0)),
+    ("__opencl_c_ext_fp32_global_atomic_min_max", (1, 0, 0)),
+    ("__opencl_c_ext_fp32_local_atomic_min_max", (1, 0, 0)),
+    ("__opencl_c_ext_fp64_global_atomic_add", (1, 0, 0)),
+    ("__opencl_c_ext_fp64_local_atomic_add", (1, 0, 0)),
+    ("__opencl_c_ext_fp64_global_atomic_min_max", (1, 0, 0)),
+    ("__opencl_c_ext_fp64_local_atomic_min_max", (1, 0, 0)),
 ];
 
 /// The OpenCL C versions the front end accepts (`CL_DEVICE_OPENCL_C_ALL_VERSIONS`).
@@ -131,6 +144,49 @@ fn atomic_feature_bits() -> cl_device_atomic_capabilities {
     .iter()
     .filter(|(name, _)| has_feature(name))
     .fold(0, |bits, (_, bit)| bits | bit)
+}
+
+/// `CL_DEVICE_{SINGLE,DOUBLE,HALF}_FP_ATOMIC_CAPABILITIES_EXT` for the floating-point
+/// type spelled `prefix` in the feature names (`fp32`, `fp64`, `fp16`): load/store
+/// (atomic_load/store/exchange of the type) with the extension and the type, add and
+/// min/max per `__opencl_c_ext_<prefix>_{global,local}_atomic_{add,min_max}`.
+pub fn fp_atomic_capabilities(prefix: &str) -> u64 {
+    // cl_ext_float_atomics bit values (cl_ext.h).
+    const GLOBAL_LOAD_STORE: u64 = 1 << 0;
+    const GLOBAL_ADD: u64 = 1 << 1;
+    const GLOBAL_MIN_MAX: u64 = 1 << 2;
+    const LOCAL_LOAD_STORE: u64 = 1 << 16;
+    const LOCAL_ADD: u64 = 1 << 17;
+    const LOCAL_MIN_MAX: u64 = 1 << 18;
+    let type_supported = match prefix {
+        "fp32" => true,
+        "fp64" => has_feature("__opencl_c_fp64"),
+        _ => has_extension("cl_khr_fp16"),
+    };
+    if !has_extension("cl_ext_float_atomics") || !type_supported {
+        return 0;
+    }
+    let mut caps = 0;
+    for (space, load_store, add, min_max) in [
+        ("global", GLOBAL_LOAD_STORE, GLOBAL_ADD, GLOBAL_MIN_MAX),
+        ("local", LOCAL_LOAD_STORE, LOCAL_ADD, LOCAL_MIN_MAX),
+    ] {
+        let add_feature = format!("__opencl_c_ext_{prefix}_{space}_atomic_add");
+        let min_max_feature = format!("__opencl_c_ext_{prefix}_{space}_atomic_min_max");
+        if has_feature(&add_feature) {
+            caps |= add;
+        }
+        if has_feature(&min_max_feature) {
+            caps |= min_max;
+        }
+        // atomic_float/atomic_double load, store and exchange are core OpenCL C 2.0;
+        // half ones need the fp16 load/store features.
+        let load_store_feature = format!("__opencl_c_ext_{prefix}_{space}_atomic_load_store");
+        if prefix != "fp16" || has_feature(&load_store_feature) {
+            caps |= load_store;
+        }
+    }
+    caps
 }
 
 /// `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`: relaxed, work-group scope (the OpenCL 3.0
@@ -259,6 +315,28 @@ mod tests {
         }
         if has_feature("__opencl_c_fp64") {
             assert!(has_extension("cl_khr_fp64"));
+        }
+        // Float atomics: each capability bit follows its feature; half ones need fp16.
+        for prefix in ["fp32", "fp64", "fp16"] {
+            let caps = fp_atomic_capabilities(prefix);
+            for (space, shift) in [("global", 0), ("local", 16)] {
+                assert_eq!(
+                    caps & (2 << shift) != 0,
+                    has_feature(&format!("__opencl_c_ext_{prefix}_{space}_atomic_add")),
+                    "{prefix} {space} add"
+                );
+                assert_eq!(
+                    caps & (4 << shift) != 0,
+                    has_feature(&format!("__opencl_c_ext_{prefix}_{space}_atomic_min_max")),
+                    "{prefix} {space} min/max"
+                );
+            }
+            if caps != 0 {
+                assert!(has_extension("cl_ext_float_atomics"));
+            }
+        }
+        if !has_extension("cl_khr_fp16") {
+            assert_eq!(fp_atomic_capabilities("fp16"), 0);
         }
     }
 }

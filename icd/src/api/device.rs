@@ -97,6 +97,11 @@ const FP_CONFIG: cl_device_fp_config = CL_FP_DENORM
     | CL_FP_ROUND_TO_INF
     | CL_FP_FMA;
 
+/// cl_ext_float_atomics queries (cl_ext.h; opencl-sys lacks them).
+const CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4231;
+const CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4232;
+const CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4233;
+
 /// `CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE`.
 pub const MAX_CONSTANT_BUFFER_SIZE: cl_ulong = 1 << 20;
 
@@ -288,6 +293,15 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
         CL_DEVICE_LUID_KHR => out.array(&[0u8; CL_LUID_SIZE_KHR]),
         CL_DEVICE_NODE_MASK_KHR => out.value::<cl_uint>(0),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => out.string("v0000-01-01-00"),
+        CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT => {
+            out.value::<cl_bitfield>(features::fp_atomic_capabilities("fp32"))
+        }
+        CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT => {
+            out.value::<cl_bitfield>(features::fp_atomic_capabilities("fp64"))
+        }
+        CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT => {
+            out.value::<cl_bitfield>(features::fp_atomic_capabilities("fp16"))
+        }
         _ => Err(CL_INVALID_VALUE),
     }
 }

@@ -9,7 +9,11 @@
 //! per lane, lane `l`'s copy at `base + l * size`) is always valid for every lane, so
 //! loads from it need no guard.
 
-use cranelift_codegen::ir::{self, condcodes::IntCC, types, AtomicRmwOp, InstBuilder, Value};
+use cranelift_codegen::ir::{
+    self,
+    condcodes::{FloatCC, IntCC},
+    types, AtomicRmwOp, InstBuilder, Value,
+};
 
 use super::value::{Elem, Lv, Val};
 use super::Tr;
@@ -1166,8 +1170,19 @@ impl Tr<'_, '_> {
         let oldf = self.b.ins().bitcast(st, super::value::little(), old);
         let newf = match op {
             AtomicOp::FAdd => self.b.ins().fadd(oldf, v),
-            AtomicOp::FMin => self.b.ins().fmin(oldf, v),
-            _ => self.b.ins().fmax(oldf, v),
+            _ => {
+                // fmin/fmax semantics (cl_ext_float_atomics): a NaN operand loses,
+                // min(x, NaN) = min(NaN, x) = x; Cranelift's fmin/fmax propagate NaN.
+                let m = if op == AtomicOp::FMin {
+                    self.b.ins().fmin(oldf, v)
+                } else {
+                    self.b.ins().fmax(oldf, v)
+                };
+                let v_nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
+                let old_nan = self.b.ins().fcmp(FloatCC::Unordered, oldf, oldf);
+                let keep = self.b.ins().select(v_nan, oldf, m);
+                self.b.ins().select(old_nan, v, keep)
+            }
         };
         let newi = self.b.ins().bitcast(it, super::value::little(), newf);
         let prev = self.b.ins().atomic_cas(fl, a, old, newi);

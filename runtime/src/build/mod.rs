@@ -50,7 +50,13 @@ pub use pch::{PchBuild, PchCache, DRIVER_HEADER};
 
 /// SPIR-V extensions clang's backend may use (`-mllvm -spirv-ext=`): without
 /// `SPV_INTEL_subgroups` clang refuses the `intel_sub_group_*` built-ins.
-pub const SPIRV_EXTENSIONS: &[&str] = &["SPV_INTEL_subgroups", "SPV_INTEL_2d_block_io"];
+pub const SPIRV_EXTENSIONS: &[&str] = &[
+    "SPV_INTEL_subgroups",
+    "SPV_INTEL_2d_block_io",
+    // float atomic add (cl_ext_float_atomics); without it clang aborts on such code.
+    "SPV_EXT_shader_atomic_float_add",
+    "SPV_EXT_shader_atomic_float_min_max",
+];
 
 /// The application's build options, split by who consumes them.
 #[derive(Clone, Debug, Default)]
