@@ -323,3 +323,66 @@ kernel void k(global const float* in, global atomic_float* f) {
     let max = input.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     assert_eq!(ctx.read::<f32>(&f, 5), vec![sum, min, max, 7.5, -sum]);
 }
+
+#[test]
+fn svm_atomics_are_atomic_between_host_and_kernel() {
+    // A fine-grain SVM buffer with CL_MEM_SVM_ATOMICS: a host thread and the kernel
+    // add to the same counters at the same time; no update may be lost.
+    let ctx = DeviceContext::new();
+    let caps: cl_ulong = device_info(ctx.device, CL_DEVICE_SVM_CAPABILITIES).unwrap();
+    if !require(
+        caps & CL_DEVICE_SVM_ATOMICS != 0 && caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER != 0,
+        "SVM atomics",
+    ) {
+        return;
+    }
+    // SAFETY: valid context, supported flags, non-zero size, default alignment.
+    let counters = unsafe {
+        clSVMAlloc(
+            ctx.context.raw(),
+            CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS,
+            64,
+            0,
+        )
+    };
+    assert!(!counters.is_null(), "clSVMAlloc with CL_MEM_SVM_ATOMICS");
+    // SAFETY: 64 fresh bytes, 8-aligned at least; only ever used atomically below.
+    let shared = unsafe { &*(counters as *const [std::sync::atomic::AtomicI64; 2]) };
+    shared[0].store(0, std::sync::atomic::Ordering::SeqCst);
+    shared[1].store(0, std::sync::atomic::Ordering::SeqCst);
+    let src = r#"
+kernel void k(global atomic_long* c, int reps) {
+  for (int i = 0; i < reps; i++) {
+    atomic_fetch_add_explicit(&c[0], 1, memory_order_relaxed, memory_scope_all_svm_devices);
+    atomic_fetch_add_explicit(&c[1], 3, memory_order_seq_cst, memory_scope_all_svm_devices);
+  }
+}
+"#;
+    let kernel = ctx.kernel(src, "-cl-std=CL3.0", "k");
+    // SAFETY: `counters` is an SVM allocation of this context.
+    let rc = unsafe { clSetKernelArgSVMPointer(kernel.raw(), 0, counters) };
+    assert_eq!(rc, CL_SUCCESS);
+    let (items, reps, host_reps) = (256usize, 200i32, 200_000i64);
+    kernel.arg(1, reps);
+    std::thread::scope(|s| {
+        let host = s.spawn(|| {
+            for _ in 0..host_reps {
+                shared[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                shared[1].fetch_add(3, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        ctx.run(&kernel, &[items], Some(&[64]));
+        host.join().unwrap();
+    });
+    let device_adds = items as i64 * i64::from(reps);
+    assert_eq!(
+        shared[0].load(std::sync::atomic::Ordering::SeqCst),
+        device_adds + host_reps
+    );
+    assert_eq!(
+        shared[1].load(std::sync::atomic::Ordering::SeqCst),
+        3 * (device_adds + host_reps)
+    );
+    // SAFETY: allocated above from this context; nothing uses it any more.
+    unsafe { clSVMFree(ctx.context.raw(), counters) };
+}

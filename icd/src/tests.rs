@@ -364,13 +364,16 @@ fn svm_alloc_copy_fill_free() {
     let q = clCreateCommandQueue(ctx, device(), 0, &mut err);
     assert_eq!(err, CL_SUCCESS);
     assert!(clSVMAlloc(ctx, CL_MEM_READ_WRITE, 0, 0).is_null());
-    assert!(clSVMAlloc(
+    // SVM atomics need a fine-grain buffer.
+    assert!(clSVMAlloc(ctx, CL_MEM_SVM_ATOMICS, 64, 0).is_null());
+    let atomic = clSVMAlloc(
         ctx,
         CL_MEM_SVM_ATOMICS | CL_MEM_SVM_FINE_GRAIN_BUFFER,
         64,
-        0
-    )
-    .is_null());
+        0,
+    );
+    assert!(!atomic.is_null());
+    clSVMFree(ctx, atomic);
     assert!(clSVMAlloc(ctx, CL_MEM_READ_WRITE, 64, 3).is_null());
     let a = clSVMAlloc(ctx, CL_MEM_READ_WRITE, 256, 64).cast::<u8>();
     let b = clSVMAlloc(ctx, CL_MEM_SVM_FINE_GRAIN_BUFFER, 256, 0).cast::<u8>();

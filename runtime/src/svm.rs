@@ -44,12 +44,15 @@ pub struct SvmRegistry {
     allocations: Mutex<BTreeMap<usize, Allocation>>,
 }
 
-/// Checks `clSVMAlloc` flags: access flags plus the fine-grain bit; SVM atomics are
-/// not supported.
+/// Checks `clSVMAlloc` flags: access flags plus the fine-grain bit, and
+/// `CL_MEM_SVM_ATOMICS` with it (kernel atomics are locked instructions on the same
+/// coherent memory the host's atomics use, so they are atomic across host and device).
 pub fn validate_flags(flags: cl_svm_mem_flags) -> bool {
     let access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-    let known = access | CL_MEM_SVM_FINE_GRAIN_BUFFER;
-    flags & !known == 0 && (flags & access).count_ones() <= 1
+    let known = access | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS;
+    let atomics_without_fine_grain =
+        flags & CL_MEM_SVM_ATOMICS != 0 && flags & CL_MEM_SVM_FINE_GRAIN_BUFFER == 0;
+    flags & !known == 0 && (flags & access).count_ones() <= 1 && !atomics_without_fine_grain
 }
 
 impl SvmRegistry {
@@ -162,9 +165,10 @@ mod tests {
         assert!(validate_flags(
             CL_MEM_READ_ONLY | CL_MEM_SVM_FINE_GRAIN_BUFFER
         ));
-        assert!(!validate_flags(
+        assert!(validate_flags(
             CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS
         ));
+        assert!(!validate_flags(CL_MEM_READ_WRITE | CL_MEM_SVM_ATOMICS));
         assert!(!validate_flags(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY));
     }
 }

@@ -243,7 +243,9 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
             dev.header().api_refs()
         }),
         CL_DEVICE_SVM_CAPABILITIES => out.value::<cl_device_svm_capabilities>(
-            CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER,
+            CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
+                | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
+                | CL_DEVICE_SVM_ATOMICS,
         ),
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
