@@ -432,3 +432,42 @@ kernel void k(global const uint* a, global const uint* b, global uint* o,
         assert_eq!(lo[i], s.wrapping_add(c as u64), "ulong {i}");
     }
 }
+
+#[test]
+fn shift_amounts_of_another_width() {
+    let src = header("", "shifts")
+        + r#"
+    %uchar = OpTypeInt 8 0
+  %uchar_3 = OpConstant %uchar 3
+       %ft = OpTypeFunction %void %pl %pu
+        %k = OpFunction %void None %ft
+        %o = OpFunctionParameter %pl
+        %s = OpFunctionParameter %pu
+    %entry = OpLabel
+       %g3 = OpLoad %v3ulong %gid
+        %i = OpCompositeExtract %ulong %g3 0
+       %ps = OpInBoundsPtrAccessChain %pu %s %i
+       %sh = OpLoad %uint %ps
+       %po = OpInBoundsPtrAccessChain %pl %o %i
+        %x = OpLoad %ulong %po
+       %y = OpShiftLeftLogical %ulong %x %sh
+       %z = OpShiftRightLogical %ulong %y %uchar_3
+               OpStore %po %z
+               OpReturn
+               OpFunctionEnd
+"#;
+    let src = src.replace(
+        "OpCapability Int64",
+        "OpCapability Int64\nOpCapability Int8",
+    );
+    let p = build_asm(&src, "spv1.0");
+    let k = kernel(&p, "shifts");
+    let n = 16usize;
+    let mut o: Vec<u64> = (0..n as u64).map(|i| 0x0123_4567_89ab_cdef ^ i).collect();
+    let o0 = o.clone();
+    let mut s: Vec<u32> = (0..n as u32).map(|i| i * 3 % 60).collect();
+    run(k, &[n], &[8], &[buf(&mut o), buf(&mut s)]);
+    for i in 0..n {
+        assert_eq!(o[i], (o0[i] << s[i]) >> 3, "lane {i}");
+    }
+}

@@ -112,6 +112,11 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
                 f(i);
             }
         }
+        Op::Uses(ids) => {
+            for i in ids {
+                f(i);
+            }
+        }
         Op::ExtInst { args, .. } => {
             for a in args {
                 f(a);

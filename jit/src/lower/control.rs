@@ -398,6 +398,13 @@ impl Tr<'_, '_> {
                         let tb = self.block_of(&cbs, t)?;
                         self.b.ins().jump(tb, &[]);
                     }
+                    // Both ways to one block: a plain branch (the condition may
+                    // vary, uniformity analysis does not count it as divergent).
+                    Terminator::BranchCond { t, f: fl, .. } if t == fl => {
+                        self.uniform_edge(bi, t)?;
+                        let tb = self.block_of(&cbs, t)?;
+                        self.b.ins().jump(tb, &[]);
+                    }
                     Terminator::BranchCond { cond, t, f: fl } => {
                         let c = self.get(cond)?;
                         let Lv::U(cv) = c.leaves[0] else {

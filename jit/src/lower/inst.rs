@@ -36,7 +36,7 @@ impl Tr<'_, '_> {
         let res = inst.result;
         let rty = inst.ty;
         let out: Option<Val> = match &inst.op {
-            Op::Nop => None,
+            Op::Nop | Op::Uses(_) => None,
             Op::Binary(op, a, b) => {
                 let ty = need(rty)?;
                 Some(self.binary(*op, *a, *b, ty)?)
@@ -755,10 +755,16 @@ impl Tr<'_, '_> {
         let mut leaves = Vec::with_capacity(elems.len());
         for i in 0..elems.len() {
             let e = va.elems[i];
-            leaves.push(if e.is_float() {
-                self.float_binary(op, e, &va.leaves[i], &vb.leaves[i])?
+            // A shift amount may have another width than the value shifted.
+            let b = if vb.elems[i] != e && matches!(op, BinOp::Shl | BinOp::LShr | BinOp::AShr) {
+                self.int_resize(&vb.leaves[i], vb.elems[i], e, false)
             } else {
-                self.int_binary(op, e, &va.leaves[i], &vb.leaves[i])?
+                vb.leaves[i].clone()
+            };
+            leaves.push(if e.is_float() {
+                self.float_binary(op, e, &va.leaves[i], &b)?
+            } else {
+                self.int_binary(op, e, &va.leaves[i], &b)?
             });
         }
         Ok(Val { leaves, elems })

@@ -10,10 +10,12 @@ use rspirv::dr::{self, Operand};
 use rspirv::spirv::{self, Capability, Op as SOp};
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 mod annotations;
 mod body;
 mod inst;
+mod layout;
 mod operands;
 mod spec_op;
 mod types;
@@ -94,6 +96,20 @@ fn unsupported(msg: impl Into<String>) -> CompileError {
     }
 }
 
+/// The extension that must be declared for capability `cap` (of those we accept).
+fn extension_of(cap: Capability) -> Option<&'static str> {
+    use Capability as C;
+    Some(match cap {
+        C::SubgroupShuffleINTEL | C::SubgroupBufferBlockIOINTEL => "SPV_INTEL_subgroups",
+        C::ExpectAssumeKHR => "SPV_KHR_expect_assume",
+        C::AtomicFloat32AddEXT | C::AtomicFloat64AddEXT => "SPV_EXT_shader_atomic_float_add",
+        C::AtomicFloat32MinMaxEXT | C::AtomicFloat64MinMaxEXT => {
+            "SPV_EXT_shader_atomic_float_min_max"
+        }
+        _ => return None,
+    })
+}
+
 /// Checks that every instruction's word count is non-zero and stays inside the
 /// module, before `rspirv` sees the words: its decoder slices past the end (a panic)
 /// when an instruction claims more words than remain.
@@ -121,15 +137,26 @@ fn check_instruction_stream(words: &[u32]) -> Result<(), CompileError> {
 /// Decodes and validates `words`.
 pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
     let (dm, lifted) = load_with_lifted(words)?;
+    let header = dm
+        .header
+        .as_ref()
+        .ok_or_else(|| malformed("SPIR-V module without a header"))?;
     let mut d = Decoder {
         m: Module {
-            bound: dm.header.as_ref().map_or(0, |h| h.bound),
+            bound: header.bound,
+            version: words[1],
             ..Default::default()
         },
         ext_sets: HashMap::new(),
         lifted_spec_ops: lifted,
+        header_bound: header.bound,
+        defined: HashSet::new(),
+        group_decorations: HashMap::new(),
+        forward_pointers: HashSet::new(),
+        in_group: false,
     };
     d.module(&dm)?;
+    super::validate::module(&d.m)?;
     Ok(d.m)
 }
 
@@ -153,40 +180,40 @@ fn execution_mode_id_as_execution_mode(words: Cow<'_, [u32]>) -> Cow<'_, [u32]> 
 }
 
 /// Repairs defects of clang-22's SPIR-V backend that would otherwise make valid
-/// OpenCL C unbuildable: an `OpConstantNull` with a stray extra operand (emitted for
-/// a null `event_t` passed to `async_work_group_strided_copy`) loses the extra words.
+/// OpenCL C unbuildable: an `OpConstantNull` of an event type with one stray extra
+/// operand (emitted for a null `event_t` passed to `async_work_group_strided_copy`)
+/// loses the extra word. Nothing else is repaired.
 fn tolerate_known_clang_defects(words: &[u32]) -> Cow<'_, [u32]> {
+    const OP_TYPE_EVENT: u32 = 34;
     const OP_CONSTANT_NULL: u32 = 46;
+    let mut events = HashSet::new();
+    let mut at = Vec::new();
     let mut i = 5;
-    let mut bad = false;
     while i < words.len() {
         let len = (words[i] >> 16) as usize;
-        if len == 0 {
+        if len == 0 || i + len > words.len() {
             return Cow::Borrowed(words);
         }
-        if words[i] & 0xffff == OP_CONSTANT_NULL && len > 3 {
-            bad = true;
-            break;
+        match words[i] & 0xffff {
+            OP_TYPE_EVENT if len == 2 => {
+                events.insert(words[i + 1]);
+            }
+            OP_CONSTANT_NULL if len == 4 && events.contains(&words[i + 1]) => at.push(i),
+            _ => {}
         }
         i += len;
     }
-    if !bad {
+    if at.is_empty() {
         return Cow::Borrowed(words);
     }
     let mut out = Vec::with_capacity(words.len());
-    out.extend_from_slice(&words[..5]);
-    let mut i = 5;
-    while i < words.len() {
-        let len = ((words[i] >> 16) as usize).max(1);
-        let end = (i + len).min(words.len());
-        if words[i] & 0xffff == OP_CONSTANT_NULL && len > 3 {
-            out.push((3 << 16) | OP_CONSTANT_NULL);
-            out.extend_from_slice(&words[i + 1..(i + 3).min(end)]);
-        } else {
-            out.extend_from_slice(&words[i..end]);
-        }
-        i += len;
+    let mut from = 0;
+    for i in at {
+        out.extend_from_slice(&words[from..i]);
+        out.extend_from_slice(&[(3 << 16) | OP_CONSTANT_NULL, words[i + 1], words[i + 2]]);
+        from = i + 4;
     }
+    out.extend_from_slice(&words[from..]);
     Cow::Owned(out)
 }
 
@@ -211,6 +238,7 @@ fn load_with_lifted(
         )));
     }
     check_instruction_stream(words)?;
+    layout::check(words)?;
     let fixed = tolerate_known_clang_defects(words);
     let fixed = execution_mode_id_as_execution_mode(fixed);
     let (fixed, lifted) = spec_op::lift_variadic_spec_ops(fixed);
@@ -242,6 +270,66 @@ struct Decoder {
     lifted_spec_ops: HashMap<Id, dr::Instruction>,
     /// OpExtInstImport ids -> set name.
     ext_sets: HashMap<Id, String>,
+    /// The header's id bound: every result id must be below it.
+    header_bound: u32,
+    /// Result ids seen so far (each may be defined once).
+    defined: HashSet<Id>,
+    /// `OpDecorate`s whose target is an `OpDecorationGroup`, by group, applied to the
+    /// targets of `OpGroupDecorate`.
+    group_decorations: HashMap<Id, Vec<dr::Instruction>>,
+    /// Pointer types declared ahead by `OpTypeForwardPointer`.
+    forward_pointers: HashSet<Id>,
+    /// While applying a decoration group's decorations.
+    in_group: bool,
+}
+
+impl Decoder {
+    /// Every id an instruction refers to (names, decorations, entry-point
+    /// interfaces, merge targets, operands) is defined somewhere in the module.
+    /// `OpExtInst` arguments are left to the validator (some are literals).
+    fn all_references_defined(&self, dm: &dr::Module) -> Result<(), CompileError> {
+        for inst in dm.all_inst_iter() {
+            let operands: &[Operand] = if inst.class.opcode == SOp::ExtInst {
+                &inst.operands[..inst.operands.len().min(1)]
+            } else {
+                &inst.operands
+            };
+            let ids = inst
+                .result_type
+                .into_iter()
+                .chain(operands.iter().filter_map(|o| match o {
+                    Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id) => {
+                        Some(*id)
+                    }
+                    _ => None,
+                }));
+            for id in ids {
+                if !self.defined.contains(&id) {
+                    return Err(malformed(format!(
+                        "Op{:?} refers to %{id}, which is not defined",
+                        inst.class.opcode
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the definition of result id `id`: below the bound and not defined
+    /// before (the module's maps are keyed by id, so a second definition would
+    /// silently replace the first).
+    fn def(&mut self, id: Id) -> Result<(), CompileError> {
+        if id == 0 || id >= self.header_bound {
+            return Err(malformed(format!(
+                "result id %{id} is outside the module's id bound {}",
+                self.header_bound
+            )));
+        }
+        if !self.defined.insert(id) {
+            return Err(malformed(format!("result id %{id} is defined twice")));
+        }
+        Ok(())
+    }
 }
 
 impl Decoder {
@@ -254,19 +342,32 @@ impl Decoder {
                             "unsupported SPIR-V capability {cap:?}"
                         )));
                     }
+                    self.m.capabilities.push(*cap);
                 }
                 other => return Err(malformed(format!("OpCapability with operand {other:?}"))),
             }
         }
+        let mut extensions = Vec::new();
         for e in &dm.extensions {
             if let Some(Operand::LiteralString(name)) = e.operands.first() {
                 if !EXTENSIONS.contains(&name.as_str()) {
                     return Err(unsupported(format!("unsupported SPIR-V extension {name}")));
                 }
+                extensions.push(name.as_str());
+            }
+        }
+        for cap in &self.m.capabilities {
+            if let Some(ext) = extension_of(*cap) {
+                if !extensions.contains(&ext) {
+                    return Err(malformed(format!(
+                        "OpCapability {cap:?} needs OpExtension \"{ext}\""
+                    )));
+                }
             }
         }
         for e in &dm.ext_inst_imports {
             let id = result(e)?;
+            self.def(id)?;
             let Some(Operand::LiteralString(name)) = e.operands.first() else {
                 return Err(malformed("OpExtInstImport without a name"));
             };
@@ -277,17 +378,24 @@ impl Decoder {
             }
             self.ext_sets.insert(id, name.clone());
         }
-        if let Some(mm) = &dm.memory_model {
-            if let Some(Operand::AddressingModel(am)) = mm.operands.first() {
-                if *am != spirv::AddressingModel::Physical64 {
-                    return Err(unsupported(format!(
-                        "unsupported addressing model {am:?} (a 64-bit device needs Physical64)"
-                    )));
-                }
+        let Some(mm) = &dm.memory_model else {
+            return Err(malformed("the module has no OpMemoryModel"));
+        };
+        match (mm.operands.first(), mm.operands.get(1)) {
+            (
+                Some(Operand::AddressingModel(spirv::AddressingModel::Physical64)),
+                Some(Operand::MemoryModel(spirv::MemoryModel::OpenCL)),
+            ) => {}
+            (Some(Operand::AddressingModel(am)), Some(Operand::MemoryModel(mm))) => {
+                return Err(unsupported(format!(
+                    "unsupported memory model {am:?} {mm:?} (a 64-bit OpenCL device needs Physical64 OpenCL)"
+                )))
             }
+            _ => return Err(malformed("OpMemoryModel with unexpected operands")),
         }
         for s in &dm.debug_string_source {
             if s.class.opcode == SOp::String {
+                self.def(result(s)?)?;
                 if let Some(Operand::LiteralString(t)) = s.operands.first() {
                     self.m.strings.push(t.clone());
                 }
@@ -300,6 +408,14 @@ impl Decoder {
                 {
                     self.m.names.insert(*id, t.clone());
                 }
+            }
+        }
+        // Decorations of a group come before the group's OpDecorationGroup.
+        for a in &dm.annotations {
+            if a.class.opcode == SOp::DecorationGroup {
+                let id = result(a)?;
+                self.def(id)?;
+                self.group_decorations.insert(id, Vec::new());
             }
         }
         for a in &dm.annotations {
@@ -328,15 +444,27 @@ impl Decoder {
             if !self.m.functions.contains_key(f) {
                 return Err(malformed(format!("entry point {name} names no function")));
             }
+            let mut interface = Vec::new();
+            for i in 3..e.operands.len() {
+                let v = id_at(e, i)?;
+                if !self.m.globals.contains_key(&v) {
+                    return Err(malformed(format!(
+                        "entry point {name}: interface %{v} is not a module-scope variable"
+                    )));
+                }
+                interface.push(v);
+            }
             self.m.entry_points.push(EntryPoint {
                 function: *f,
                 name: name.clone(),
+                interface,
                 modes: ExecModes::default(),
             });
         }
         for em in &dm.execution_modes {
             self.execution_mode(em)?;
         }
+        self.all_references_defined(dm)?;
         if let Some(id) = self.lifted_spec_ops.keys().min() {
             return Err(malformed(format!(
                 "OpSpecConstantOp %{id} is not at module scope"
@@ -375,6 +503,11 @@ impl Decoder {
             }
             Ok([l[0], l[1], l[2]])
         };
+        if !self.m.entry_points.iter().any(|e| e.function == f) {
+            return Err(malformed(format!(
+                "OpExecutionMode {mode:?} names %{f}, which is not an entry point"
+            )));
+        }
         for ep in self.m.entry_points.iter_mut().filter(|e| e.function == f) {
             use spirv::ExecutionMode as E;
             match mode {
@@ -385,7 +518,16 @@ impl Decoder {
                 E::SubgroupSize => ep.modes.sub_group_size = lits.first().copied(),
                 E::VecTypeHint => ep.modes.vec_type_hint = lits.first().copied(),
                 E::ContractionOff => ep.modes.contraction_off = true,
-                _ => {}
+                // Kernel modes that change nothing for us.
+                E::Initializer
+                | E::Finalizer
+                | E::SubgroupsPerWorkgroup
+                | E::SubgroupsPerWorkgroupId => {}
+                other => {
+                    return Err(malformed(format!(
+                        "execution mode {other:?} is not one of the OpenCL environment's"
+                    )))
+                }
             }
         }
         Ok(())

@@ -9,6 +9,7 @@ pub mod const_addr;
 mod decode;
 pub mod link;
 mod specialize;
+mod validate;
 
 pub use decode::decode;
 pub use specialize::{spec_constants, specialize, SpecConstant};
@@ -434,8 +435,11 @@ pub enum Op {
         num: Id,
         stride: Id,
     },
-    /// Instructions with no effect on code (OpLifetimeStart/Stop, OpLine, assume...).
+    /// Instructions with no effect on code (OpLine, OpNop, OpName in a body...).
     Nop,
+    /// No code either, but the listed values must be defined where the instruction
+    /// is (`OpLifetimeStart/Stop`'s pointer, `OpAssumeTrueKHR`'s condition).
+    Uses(Vec<Id>),
 }
 
 /// One instruction with its result.
@@ -533,6 +537,9 @@ pub struct ExecModes {
 pub struct EntryPoint {
     pub function: Id,
     pub name: String,
+    /// The interface: the module-scope variables the kernel uses (all of them from
+    /// SPIR-V 1.4, the Input ones before).
+    pub interface: Vec<Id>,
     pub modes: ExecModes,
 }
 
@@ -553,7 +560,15 @@ pub struct Decorations {
 /// A decoded, validated module.
 #[derive(Clone, Debug, Default)]
 pub struct Module {
+    /// One above the largest id (ids we create while decoding are added above the
+    /// header's bound).
     pub bound: u32,
+    /// The header's version word (`0x00010400` for SPIR-V 1.4).
+    pub version: u32,
+    /// Declared capabilities.
+    pub capabilities: Vec<rspirv::spirv::Capability>,
+    /// Every `(target, decoration, through a decoration group)`, for the validator.
+    pub decoration_list: Vec<(Id, rspirv::spirv::Decoration, bool)>,
     pub types: HashMap<Id, Type>,
     pub constants: HashMap<Id, Constant>,
     pub globals: HashMap<Id, GlobalVar>,

@@ -4,8 +4,8 @@
 use rspirv::dr::{self, Operand};
 use rspirv::spirv::{self, Op as SOp};
 
-use super::operands::id_at;
-use super::{unsupported, Decoder};
+use super::operands::{id_at, ids_from};
+use super::{malformed, unsupported, Decoder};
 use crate::spirv::{BuiltIn, Id, Rounding};
 use crate::CompileError;
 
@@ -40,20 +40,48 @@ impl Decoder {
         let targets: Vec<Id>;
         let deco_at: usize;
         match a.class.opcode {
-            SOp::Decorate => {
-                targets = vec![id_at(a, 0)?];
+            SOp::Decorate | SOp::DecorateId | SOp::DecorateString => {
+                let target = id_at(a, 0)?;
+                if let Some(group) = self.group_decorations.get_mut(&target) {
+                    group.push(a.clone());
+                    return Ok(());
+                }
+                targets = vec![target];
                 deco_at = 1;
             }
-            SOp::MemberDecorate
-            | SOp::DecorationGroup
-            | SOp::GroupDecorate
-            | SOp::GroupMemberDecorate => return Ok(()),
+            // Registered before the decorations are read (they precede it).
+            SOp::DecorationGroup => return Ok(()),
+            SOp::GroupDecorate => {
+                // Each decoration of the group, applied to each target.
+                let group = id_at(a, 0)?;
+                let decos = self.group_decorations.get(&group).cloned().ok_or_else(|| {
+                    malformed(format!(
+                        "OpGroupDecorate of %{group}, which is not a decoration group"
+                    ))
+                })?;
+                for target in ids_from(a, 1)? {
+                    for d in &decos {
+                        let mut one = d.clone();
+                        one.operands[0] = Operand::IdRef(target);
+                        self.in_group = true;
+                        let r = self.annotation(&one);
+                        self.in_group = false;
+                        r?;
+                    }
+                }
+                return Ok(());
+            }
+            // Member decorations (offsets, built-in members) change nothing for us.
             _ => return Ok(()),
         }
         let Some(Operand::Decoration(deco)) = a.operands.get(deco_at) else {
-            return Ok(());
+            return Err(malformed(format!(
+                "Op{:?} without a decoration",
+                a.class.opcode
+            )));
         };
         for t in targets {
+            self.m.decoration_list.push((t, *deco, self.in_group));
             let d = self.m.decorations.entry(t).or_default();
             match deco {
                 D::Alignment => {

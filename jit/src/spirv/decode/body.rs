@@ -4,7 +4,7 @@ use rspirv::dr::{self, Operand};
 use rspirv::spirv::Op as SOp;
 
 use super::operands::*;
-use super::{malformed, Decoder};
+use super::{malformed, unsupported, Decoder};
 use crate::spirv::*;
 use crate::CompileError;
 
@@ -15,11 +15,13 @@ impl Decoder {
             .as_ref()
             .ok_or_else(|| malformed("OpFunction missing"))?;
         let id = result(def)?;
+        self.def(id)?;
         let ret = result_ty(def)?;
         let ty = id_at(def, 1)?;
         let name = self.m.name_of(id);
         let mut params = Vec::new();
         for p in &f.parameters {
+            self.def(result(p)?)?;
             params.push((result(p)?, result_ty(p)?));
         }
         let import = self.m.decorations.get(&id).and_then(|d| d.import.clone());
@@ -30,6 +32,7 @@ impl Decoder {
                 b.label.as_ref().and_then(|l| l.result_id).ok_or_else(|| {
                     malformed(format!("block without a label in function {name}"))
                 })?;
+            self.def(label)?;
             let mut insts = Vec::new();
             let mut term = None;
             for (k, inst) in b.instructions.iter().enumerate() {
@@ -47,6 +50,9 @@ impl Decoder {
                 match self.terminator(inst)? {
                     Some(t) => term = Some(t),
                     None => {
+                        if let Some(r) = inst.result_id {
+                            self.def(r)?;
+                        }
                         let op = self.inst(inst).map_err(|mut e| {
                             e.message = format!("{} in function {name}", e.message);
                             e
@@ -116,7 +122,12 @@ impl Decoder {
             }
             SOp::Return => Terminator::Return,
             SOp::ReturnValue => Terminator::ReturnValue(id_at(inst, 0)?),
-            SOp::Unreachable | SOp::Kill => Terminator::Unreachable,
+            SOp::Unreachable => Terminator::Unreachable,
+            SOp::Kill => {
+                return Err(unsupported(
+                    "OpKill is a fragment-shader instruction (Shader capability)",
+                ))
+            }
             _ => return Ok(None),
         }))
     }

@@ -27,17 +27,7 @@ impl Decoder {
                 rounding: decos.and_then(|d| d.rounding),
             })
         };
-        let align_of = |i: usize| -> u32 {
-            // Memory operands: mask then (for Aligned) the alignment literal.
-            match (inst.operands.get(i), inst.operands.get(i + 1)) {
-                (Some(Operand::MemoryAccess(m)), Some(Operand::LiteralBit32(a)))
-                    if m.contains(spirv::MemoryAccess::ALIGNED) =>
-                {
-                    *a
-                }
-                _ => 0,
-            }
-        };
+        let align_of = |i: usize| -> Result<u32, CompileError> { memory_operands(inst, i) };
         let group = |g: GroupOp, with_mode: bool| -> Result<Op, CompileError> {
             let scope = id_at(inst, 0)?;
             if with_mode {
@@ -81,6 +71,10 @@ impl Decoder {
             })
         };
         let atomic = |a: AtomicOp, nargs_skip: usize| -> Result<Op, CompileError> {
+            // Memory semantics: operand 2 (and 3 for compare-exchange).
+            for i in 2..nargs_skip {
+                self.semantics(id_at(inst, i)?)?;
+            }
             Ok(Op::Atomic {
                 op: a,
                 ptr: id_at(inst, 0)?,
@@ -89,13 +83,10 @@ impl Decoder {
             })
         };
         Ok(match o {
-            S::Nop
-            | S::Line
-            | S::NoLine
-            | S::LifetimeStart
-            | S::LifetimeStop
-            | S::AssumeTrueKHR
-            | S::Name => Op::Nop,
+            S::Nop | S::Line | S::NoLine => Op::Nop,
+            S::LifetimeStart | S::LifetimeStop | S::AssumeTrueKHR => {
+                Op::Uses(vec![id_at(inst, 0)?])
+            }
             S::Undef => Op::Undef,
             // The expected value is only a hint.
             S::ExpectKHR => Op::CopyObject(id_at(inst, 0)?),
@@ -201,12 +192,12 @@ impl Decoder {
             }
             S::Load => Op::Load {
                 ptr: id_at(inst, 0)?,
-                align: align_of(1),
+                align: align_of(1)?,
             },
             S::Store => Op::Store {
                 ptr: id_at(inst, 0)?,
                 value: id_at(inst, 1)?,
-                align: align_of(2),
+                align: align_of(2)?,
             },
             S::CopyMemory => Op::CopyMemory {
                 dst: id_at(inst, 0)?,
@@ -270,9 +261,11 @@ impl Decoder {
                                 "unknown OpenCL.std extended instruction {opcode}"
                             )));
                         }
-                        // vloadn (171) ends with the literal n; vstore_half_r (176),
-                        // vstore_halfn_r (178), vstorea_halfn_r (181) with a rounding mode.
-                        let n_lits = usize::from(matches!(opcode, 171 | 176 | 178 | 181));
+                        // vloadn (171), vload_halfn (174) and vloada_halfn (179) end with
+                        // the literal n; vstore_half_r (176), vstore_halfn_r (178),
+                        // vstorea_halfn_r (181) with a rounding mode.
+                        let n_lits =
+                            usize::from(matches!(opcode, 171 | 174 | 176 | 178 | 179 | 181));
                         let total = inst.operands.len();
                         let split = total.saturating_sub(n_lits).max(2);
                         let lits = inst.operands[split..]
@@ -325,20 +318,33 @@ impl Decoder {
             S::AtomicFMaxEXT => atomic(AtomicOp::FMax, 3)?,
             S::AtomicFlagTestAndSet => atomic(AtomicOp::FlagTestAndSet, 3)?,
             S::AtomicFlagClear => atomic(AtomicOp::FlagClear, 3)?,
-            S::ControlBarrier => Op::ControlBarrier {
-                exec_scope: id_at(inst, 0)?,
-                mem_scope: id_at(inst, 1)?,
-            },
-            S::MemoryBarrier => Op::MemoryBarrier,
+            S::ControlBarrier => {
+                self.semantics(id_at(inst, 2)?)?;
+                Op::ControlBarrier {
+                    exec_scope: id_at(inst, 0)?,
+                    mem_scope: id_at(inst, 1)?,
+                }
+            }
+            S::MemoryBarrier => {
+                self.scope_constant(id_at(inst, 0)?)?;
+                self.semantics(id_at(inst, 1)?)?;
+                Op::MemoryBarrier
+            }
             // scope, dst, src, num elements, stride, event
-            S::GroupAsyncCopy => Op::AsyncCopy {
-                dst: id_at(inst, 1)?,
-                src: id_at(inst, 2)?,
-                num: id_at(inst, 3)?,
-                stride: id_at(inst, 4)?,
-            },
+            S::GroupAsyncCopy => {
+                self.scope_constant(id_at(inst, 0)?)?;
+                Op::AsyncCopy {
+                    dst: id_at(inst, 1)?,
+                    src: id_at(inst, 2)?,
+                    num: id_at(inst, 3)?,
+                    stride: id_at(inst, 4)?,
+                }
+            }
             // The copy is complete when OpGroupAsyncCopy returns.
-            S::GroupWaitEvents => Op::MemoryBarrier,
+            S::GroupWaitEvents => {
+                self.scope_constant(id_at(inst, 0)?)?;
+                Op::MemoryBarrier
+            }
             S::GroupAll => group(GroupOp::All, false)?,
             S::GroupAny => group(GroupOp::Any, false)?,
             S::GroupBroadcast => group(GroupOp::Broadcast, false)?,
@@ -380,6 +386,29 @@ impl Decoder {
             S::GroupNonUniformLogicalAnd => group(GroupOp::LogicalAnd, true)?,
             S::GroupNonUniformLogicalOr => group(GroupOp::LogicalOr, true)?,
             S::GroupNonUniformLogicalXor => group(GroupOp::LogicalXor, true)?,
+            S::SubgroupShuffleINTEL
+            | S::SubgroupShuffleDownINTEL
+            | S::SubgroupShuffleUpINTEL
+            | S::SubgroupShuffleXorINTEL
+                if !self
+                    .m
+                    .capabilities
+                    .contains(&spirv::Capability::SubgroupShuffleINTEL) =>
+            {
+                return Err(malformed(format!(
+                    "Op{o:?} needs OpCapability SubgroupShuffleINTEL"
+                )))
+            }
+            S::SubgroupBlockReadINTEL | S::SubgroupBlockWriteINTEL
+                if !self
+                    .m
+                    .capabilities
+                    .contains(&spirv::Capability::SubgroupBufferBlockIOINTEL) =>
+            {
+                return Err(malformed(format!(
+                    "Op{o:?} needs OpCapability SubgroupBufferBlockIOINTEL"
+                )))
+            }
             S::SubgroupShuffleINTEL => intel(GroupOp::Shuffle)?,
             S::SubgroupShuffleDownINTEL => intel(GroupOp::ShuffleDown)?,
             S::SubgroupShuffleUpINTEL => intel(GroupOp::ShuffleUp)?,
@@ -392,5 +421,80 @@ impl Decoder {
                 )))
             }
         })
+    }
+
+    /// A 32-bit integer constant operand (scopes, memory semantics): its value.
+    fn constant_u32(&self, id: Id, what: &str) -> Result<u32, CompileError> {
+        let int32 = |ty: &Id| matches!(self.m.types.get(ty), Some(Type::Int { bits: 32 }));
+        match self.m.constants.get(&id) {
+            Some(Constant {
+                ty,
+                value: ConstValue::Scalar(v),
+            }) if int32(ty) => Ok(*v as u32),
+            Some(Constant {
+                ty,
+                value: ConstValue::Null,
+            }) if int32(ty) => Ok(0),
+            _ => Err(malformed(format!(
+                "{what} %{id} must be a 32-bit integer constant"
+            ))),
+        }
+    }
+
+    /// A memory-semantics operand: at most one ordering (Acquire, Release,
+    /// AcquireRelease, SequentiallyConsistent) and the storage bits OpenCL has
+    /// (Subgroup, Workgroup, CrossWorkgroup, Image memory).
+    pub(super) fn semantics(&self, id: Id) -> Result<(), CompileError> {
+        let v = self.constant_u32(id, "memory semantics")?;
+        const ORDERING: u32 = 0x2 | 0x4 | 0x8 | 0x10;
+        const STORAGE: u32 = 0x80 | 0x100 | 0x200 | 0x800;
+        if v & !(ORDERING | STORAGE) != 0 || (v & ORDERING).count_ones() > 1 {
+            return Err(malformed(format!(
+                "memory semantics %{id} = {v:#x} is not valid in the OpenCL environment"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A scope operand: a constant naming one of the OpenCL scopes (CrossDevice,
+    /// Device, Workgroup, Subgroup, Invocation).
+    pub(super) fn scope_constant(&self, id: Id) -> Result<(), CompileError> {
+        let v = self.constant_u32(id, "scope")?;
+        if v > 4 {
+            return Err(malformed(format!("scope %{id} has the invalid value {v}")));
+        }
+        Ok(())
+    }
+}
+
+/// The memory operands of a load or store starting at operand `i`: only Volatile,
+/// Aligned (with a power-of-two literal) and Nontemporal exist without the Vulkan
+/// memory model. Returns the alignment (0 when not given).
+fn memory_operands(inst: &dr::Instruction, i: usize) -> Result<u32, CompileError> {
+    use spirv::MemoryAccess as M;
+    let Some(op) = inst.operands.get(i) else {
+        return Ok(0);
+    };
+    let Operand::MemoryAccess(m) = op else {
+        return Err(malformed(format!(
+            "Op{:?}: operand {i} should be memory operands, found {op:?}",
+            inst.class.opcode
+        )));
+    };
+    if !(M::VOLATILE | M::ALIGNED | M::NONTEMPORAL).contains(*m) {
+        return Err(malformed(format!(
+            "Op{:?}: memory operands {m:?} need the Vulkan memory model",
+            inst.class.opcode
+        )));
+    }
+    if !m.contains(M::ALIGNED) {
+        return Ok(0);
+    }
+    match inst.operands.get(i + 1) {
+        Some(Operand::LiteralBit32(a)) if a.is_power_of_two() => Ok(*a),
+        other => Err(malformed(format!(
+            "Op{:?}: Aligned needs a power-of-two literal, found {other:?}",
+            inst.class.opcode
+        ))),
     }
 }

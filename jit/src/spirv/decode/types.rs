@@ -12,11 +12,20 @@ use crate::CompileError;
 impl Decoder {
     pub(super) fn type_or_global(&mut self, t: &dr::Instruction) -> Result<(), CompileError> {
         let op = t.class.opcode;
+        if let Some(id) = t.result_id {
+            self.def(id)?;
+        }
         let ty = match op {
             SOp::TypeVoid => Some(Type::Void),
             SOp::TypeBool => Some(Type::Bool),
             SOp::TypeInt => {
                 let bits = lit_at(t, 0)?;
+                if lit_at(t, 1)? != 0 {
+                    return Err(malformed(format!(
+                        "OpTypeInt %{}: the OpenCL environment only has signedness 0",
+                        result(t)?
+                    )));
+                }
                 if ![8, 16, 32, 64].contains(&bits) {
                     return Err(unsupported(format!("unsupported integer width {bits}")));
                 }
@@ -38,8 +47,8 @@ impl Decoder {
                 let len = match self.m.constants.get(&len_id) {
                     Some(Constant {
                         value: ConstValue::Scalar(v),
-                        ..
-                    }) => *v,
+                        ty,
+                    }) if matches!(self.m.types.get(ty), Some(Type::Int { .. })) => *v,
                     _ => {
                         return Err(malformed(format!(
                             "array type %{} has a length %{len_id} that is not an integer constant",
@@ -85,7 +94,11 @@ impl Decoder {
             SOp::TypeSampler => Some(Type::Unsupported("sampler")),
             SOp::TypeSampledImage => Some(Type::Unsupported("sampled image")),
             SOp::TypePipe => Some(Type::Unsupported("pipe")),
-            SOp::TypeForwardPointer => return Ok(()),
+            SOp::TypeForwardPointer => {
+                // Structs may use the pointer before its OpTypePointer.
+                self.forward_pointers.insert(id_at(t, 0)?);
+                return Ok(());
+            }
             _ => None,
         };
         if let Some(ty) = ty {
@@ -101,7 +114,18 @@ impl Decoder {
                     .collect(),
                 _ => Vec::new(),
             };
-            if let Some(bad) = parts.iter().find(|p| !self.m.types.contains_key(p)) {
+            if let Type::Pointer { pointee, .. } = &ty {
+                if !self.m.types.contains_key(pointee) {
+                    return Err(malformed(format!(
+                        "pointer type %{} points to %{pointee}, which is not a type declared before it",
+                        result(t)?
+                    )));
+                }
+            }
+            if let Some(bad) = parts
+                .iter()
+                .find(|p| !self.m.types.contains_key(p) && !self.forward_pointers.contains(p))
+            {
                 return Err(malformed(format!(
                     "type %{} uses %{bad}, which is not a type declared before it",
                     result(t)?
@@ -117,6 +141,18 @@ impl Decoder {
                     Some(Operand::LiteralBit64(v)) => *v,
                     other => return Err(malformed(format!("OpConstant with operand {other:?}"))),
                 };
+                // Narrow types: the literal's high-order bits are 0 (signedness 0,
+                // floats).
+                let bits = match self.m.types.get(&result_ty(t)?) {
+                    Some(Type::Int { bits } | Type::Float { bits }) => *bits,
+                    _ => 64,
+                };
+                if bits < 64 && v >> bits != 0 {
+                    return Err(malformed(format!(
+                        "OpConstant %{}: {v:#x} does not fit its {bits}-bit type",
+                        result(t)?
+                    )));
+                }
                 ConstValue::Scalar(v)
             }
             SOp::ConstantTrue | SOp::SpecConstantTrue => ConstValue::Scalar(1),
