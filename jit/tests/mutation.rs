@@ -244,7 +244,7 @@ fn child(spec: &str) {
             .and_then(|()| cranecl_jit::compile(&words, &CompileOptions::default()))
         {
             Err(e) => match e.kind {
-                CompileErrorKind::Malformed => "malformed".to_string(),
+                CompileErrorKind::Malformed | CompileErrorKind::Link => "malformed".to_string(),
                 CompileErrorKind::Unsupported => "unsupported".to_string(),
                 CompileErrorKind::Codegen => {
                     format!("internal {}", e.message.lines().next().unwrap_or(""))

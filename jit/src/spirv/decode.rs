@@ -136,7 +136,7 @@ fn check_instruction_stream(words: &[u32]) -> Result<(), CompileError> {
 
 /// Decodes and validates `words`.
 pub fn decode(words: &[u32]) -> Result<Module, CompileError> {
-    let (dm, lifted) = load_with_lifted(words)?;
+    let (dm, lifted) = load_with_lifted(words, true)?;
     let header = dm
         .header
         .as_ref()
@@ -223,6 +223,7 @@ fn tolerate_known_clang_defects(words: &[u32]) -> Cow<'_, [u32]> {
 /// `OpSpecConstantOp`s separately (see `spec_op::lift_variadic_spec_ops`).
 fn load_with_lifted(
     words: &[u32],
+    function_order: bool,
 ) -> Result<(dr::Module, HashMap<Id, dr::Instruction>), CompileError> {
     if words.len() < 5 {
         return Err(malformed(format!(
@@ -238,7 +239,7 @@ fn load_with_lifted(
         )));
     }
     check_instruction_stream(words)?;
-    layout::check(words)?;
+    layout::check(words, function_order)?;
     let fixed = tolerate_known_clang_defects(words);
     let fixed = execution_mode_id_as_execution_mode(fixed);
     let (fixed, lifted) = spec_op::lift_variadic_spec_ops(fixed);
@@ -251,7 +252,9 @@ fn load_with_lifted(
 /// `OpSpecConstantOp`s are put back in place of their placeholders, so the module
 /// re-assembles with every operand.
 pub(crate) fn load(words: &[u32]) -> Result<dr::Module, CompileError> {
-    let (mut dm, lifted) = load_with_lifted(words)?;
+    // Linker inputs may declare imports after definitions; the linked module is
+    // checked in full when it is decoded.
+    let (mut dm, lifted) = load_with_lifted(words, false)?;
     if !lifted.is_empty() {
         for inst in &mut dm.types_global_values {
             let original = inst.result_id.and_then(|id| lifted.get(&id));

@@ -448,7 +448,10 @@ impl Decoder {
         let v = self.constant_u32(id, "memory semantics")?;
         const ORDERING: u32 = 0x2 | 0x4 | 0x8 | 0x10;
         const STORAGE: u32 = 0x80 | 0x100 | 0x200 | 0x800;
-        if v & !(ORDERING | STORAGE) != 0 || (v & ORDERING).count_ones() > 1 {
+        // Bit 0 (no meaning today, "relaxed" in early headers) is what clang-22
+        // writes for memory_order_acquire loads; spirv-val accepts it too.
+        const RELAXED: u32 = 0x1;
+        if v & !(ORDERING | STORAGE | RELAXED) != 0 || (v & ORDERING).count_ones() > 1 {
             return Err(malformed(format!(
                 "memory semantics %{id} = {v:#x} is not valid in the OpenCL environment"
             )));

@@ -44,8 +44,9 @@ fn name(opcode: u32) -> String {
         .map_or_else(|| format!("opcode {opcode}"), |o| format!("Op{o:?}"))
 }
 
-/// Checks the layout of `words` (a module whose instruction stream is well formed).
-pub(super) fn check(words: &[u32]) -> Result<(), CompileError> {
+/// Checks the layout of `words` (a module whose instruction stream is well formed);
+/// `function_order`: also that declarations precede definitions.
+pub(super) fn check(words: &[u32], function_order: bool) -> Result<(), CompileError> {
     let bad = |at: usize, why: String| {
         Err(CompileError::malformed(format!(
             "malformed SPIR-V module: instruction at word {at}: {why}"
@@ -84,7 +85,7 @@ pub(super) fn check(words: &[u32]) -> Result<(), CompileError> {
                 }
                 if has_body {
                     seen_definition = true;
-                } else if seen_definition {
+                } else if seen_definition && function_order {
                     return bad(
                         i,
                         "a function declaration (no body) after a function definition".into(),
