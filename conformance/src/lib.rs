@@ -27,6 +27,7 @@
 // they never dereference them, so the functions are safe to call with any handle.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod guarded;
 pub mod spirv;
 
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -768,6 +769,28 @@ impl DeviceContext {
         )?;
         // SAFETY: creation succeeded; we own the reference.
         Ok(unsafe { Buffer::from_raw(mem) })
+    }
+
+    /// A `CL_MEM_USE_HOST_PTR` buffer over fenced memory (reads and writes of the
+    /// buffer go straight to `mem` on drivers that do not copy).
+    ///
+    /// # Safety
+    /// `mem` must outlive the buffer and every command that uses it.
+    pub unsafe fn buffer_on(&self, mem: &guarded::GuardedMemory) -> Buffer {
+        let mut err = 0;
+        // SAFETY: mem is valid for mem.len() bytes and outlives the buffer (caller).
+        let raw = unsafe {
+            clCreateBuffer(
+                self.context.raw(),
+                CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                mem.len(),
+                mem.as_ptr(),
+                &mut err,
+            )
+        };
+        check(err, "clCreateBuffer(USE_HOST_PTR)").unwrap_or_else(|e| panic!("{e}"));
+        // SAFETY: creation succeeded; we own the reference.
+        unsafe { Buffer::from_raw(raw) }
     }
 
     /// Blocking read of `len` values of `T` from the start of `buffer`.

@@ -6,8 +6,9 @@
 //!
 //! The rules mirror the lowering's (`lower::value::Lv::A`): x work-item ids and the
 //! sub-group local id have stride 1; private variables the size of their type; add,
-//! sub, negate, multiply or shift by a constant, width changes, casts and access
-//! chains preserve affinity; a phi is affine if all incoming values have the same
+//! sub, negate, multiply or left shift by a constant, truncation, casts and access
+//! chains preserve affinity; widening and right shifts only where the lanes are known
+//! not to wrap (`super::exact`); a phi is affine if all incoming values have the same
 //! stride. Which phis may be affine is the caller's choice: in bodies with divergent
 //! branches only loop-header phis with one entry and one back edge (all lanes taking
 //! that edge are in the same iteration); elsewhere a phi may mix lanes from
@@ -41,8 +42,17 @@ pub fn shapes(
     f: &FlatFunction,
     uni: &Uniformity,
     types: &HashMap<Id, Id>,
+    exact: &HashMap<Id, super::exact::Fact>,
     phis_allowed: &std::collections::HashSet<Id>,
 ) -> HashMap<Id, Shape> {
+    let fact = |id: Id| exact.get(&id).copied().unwrap_or(super::exact::Fact::NONE);
+    let int_bits = |id: Id| -> Option<u32> {
+        match m.types.get(types.get(&id)?)? {
+            Type::Int { bits } => Some(*bits),
+            Type::Pointer { .. } => Some(64),
+            _ => None,
+        }
+    };
     let mut sh: HashMap<Id, Shape> = HashMap::new();
     // Loads of built-in vectors: per-component shapes, by result id.
     let mut comps: HashMap<Id, [Shape; 3]> = HashMap::new();
@@ -125,7 +135,20 @@ pub fn shapes(
                             );
                             Some(Shape::Varying)
                         } else {
-                            access_chain_shape(m, types, &get, &konst, *base, *element, indices)
+                            // An index narrower than 64 bits is sign-extended: affine
+                            // only without wraps (exact.rs).
+                            let get_index = |id: Id| match get(id) {
+                                Some(Shape::Affine(_))
+                                    if int_bits(id).is_some_and(|b| b < 64)
+                                        && !fact(id).widens(true) =>
+                                {
+                                    Some(Shape::Varying)
+                                }
+                                s => s,
+                            };
+                            access_chain_shape(
+                                m, types, &get, &get_index, &konst, *base, *element, indices,
+                            )
                         }
                     }
                     Op::CompositeExtract { composite, indices } => {
@@ -137,11 +160,31 @@ pub fn shapes(
                     Op::Binary(op, a, bb) => {
                         let (sa, sb) = (get(*a), get(*bb));
                         match (sa, sb) {
+                            // Right shifts keep the form only without wraps (exact.rs).
+                            (Some(Shape::Affine(_)), Some(_))
+                                if matches!(op, BinOp::LShr | BinOp::AShr)
+                                    && !fact(*a).widens(*op == BinOp::AShr) =>
+                            {
+                                Some(Shape::Varying)
+                            }
                             (Some(sa), Some(sb)) => {
                                 Some(binary(*op, sa, sb, konst(*a), konst(*bb)))
                             }
                             _ => None,
                         }
+                    }
+                    Op::Convert {
+                        op: op @ (ConvOp::UConvert | ConvOp::SConvert),
+                        value,
+                        saturate: false,
+                        ..
+                    } if int_bits(r) > int_bits(*value)
+                        && !fact(*value).widens(*op == ConvOp::SConvert) =>
+                    {
+                        get(*value).map(|s| match s {
+                            Shape::Affine(_) => Shape::Varying,
+                            s => s,
+                        })
                     }
                     Op::Unary(UnOp::SNegate, a) => get(*a).map(|s| match s {
                         Shape::Affine(x) => Shape::Affine(x.wrapping_neg()),
@@ -236,10 +279,12 @@ fn binary(op: BinOp, a: Shape, b: Shape, ca: Option<i64>, cb: Option<i64>) -> Sh
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn access_chain_shape(
     m: &Module,
     types: &HashMap<Id, Id>,
     get: &impl Fn(Id) -> Option<Shape>,
+    get_index: &impl Fn(Id) -> Option<Shape>,
     konst: &impl Fn(Id) -> Option<i64>,
     base: Id,
     element: Option<Id>,
@@ -255,7 +300,7 @@ fn access_chain_shape(
         if konst(id).is_some() {
             return Some(Some(0));
         }
-        match get(id)? {
+        match get_index(id)? {
             Shape::Uniform => Some(Some(0)),
             Shape::Affine(s) => Some(Some(s)),
             Shape::Varying => Some(None),

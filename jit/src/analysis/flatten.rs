@@ -160,6 +160,7 @@ impl Flattener<'_> {
                                 result: Some(phi),
                                 ty: Some(ty),
                                 op: Op::Phi(incoming),
+                                wrap: Default::default(),
                             });
                         }
                         continue;
@@ -209,6 +210,7 @@ impl Flattener<'_> {
                                 .map(|(v, b)| (*v, tail_of.get(b).copied().unwrap_or(*b)))
                                 .collect(),
                         ),
+                        wrap: Default::default(),
                     }],
                     term: Terminator::Unreachable,
                 });

@@ -178,6 +178,7 @@ mod tests {
             result: Some(r),
             ty: Some(1),
             op,
+            wrap: Default::default(),
         }
     }
 

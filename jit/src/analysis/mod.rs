@@ -8,6 +8,7 @@
 
 pub mod affine;
 pub mod cfg;
+pub mod exact;
 pub mod flatten;
 pub mod liveness;
 pub mod provenance;

@@ -69,6 +69,7 @@ mod tests {
             result: Some(result),
             ty: None,
             op,
+            wrap: Default::default(),
         }
     }
 

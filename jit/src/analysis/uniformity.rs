@@ -383,6 +383,7 @@ mod tests {
             result: Some(r),
             ty: Some(1),
             op,
+            wrap: Default::default(),
         }
     }
 

@@ -585,6 +585,7 @@ impl Tr<'_, '_> {
     /// Lowers the instructions of block `bi` (phis read their accumulators).
     fn lower_block_insts(&mut self, bi: usize) -> Result<(), CompileError> {
         self.cur_block = Some(bi);
+        self.clear_hints();
         let f = self.f;
         let blk = &f.blocks[bi];
         for (k, inst) in blk.insts.iter().enumerate() {

@@ -814,8 +814,9 @@ impl Tr<'_, '_> {
                 }
             }
             let arg_refs: Vec<(Elem, &Lv)> = args.iter().map(|(e, l)| (*e, l)).collect();
-            if has_ptr && !arg_refs.iter().all(|(_, l)| l.is_uniform()) {
-                // Writes through a pointer: only active lanes.
+            if has_ptr {
+                // Writes through a pointer: only active lanes (a uniform pointer too:
+                // inactive lanes must not overwrite the active lanes' result).
                 let lanes: Vec<Vec<Value>> =
                     arg_refs.iter().map(|(e, l)| self.lanes_of(*e, l)).collect();
                 let rt = e.scalar();

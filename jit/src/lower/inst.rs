@@ -12,6 +12,7 @@ use cranelift_codegen::ir::{
 
 use super::value::{little, Elem, Lv, Val};
 use super::Tr;
+use crate::analysis::exact::Fact;
 use crate::spirv::{BinOp, ConvOp, Id, Inst, Op, Rounding, Type, UnOp};
 use crate::CompileError;
 
@@ -21,6 +22,11 @@ impl Tr<'_, '_> {
         let out = self.op_value(bi, k, inst)?;
         if let (Some(r), Some(v)) = (inst.result, out) {
             self.define(r, v);
+            self.derive_hint(inst)?;
+        }
+        if matches!(inst.op, Op::ControlBarrier { .. } | Op::Group { .. }) {
+            // Code after a barrier point may resume in another region.
+            self.clear_hints();
         }
         Ok(())
     }
@@ -476,7 +482,16 @@ impl Tr<'_, '_> {
         )
     }
 
-    fn int_binary(&mut self, op: BinOp, e: Elem, a: &Lv, b: &Lv) -> Result<Lv, CompileError> {
+    /// Integer `a op b` per leaf; `fa` is what is known about `a`'s lanes (right
+    /// shifts and masks keep an affine `a` affine only if its lanes do not wrap).
+    pub(crate) fn int_binary(
+        &mut self,
+        op: BinOp,
+        e: Elem,
+        a: &Lv,
+        b: &Lv,
+        fa: Fact,
+    ) -> Result<Lv, CompileError> {
         use BinOp as B;
         Ok(match op {
             B::IAdd => self.add_lv(e, a, b),
@@ -538,9 +553,10 @@ impl Tr<'_, '_> {
                 }
                 if let (B::LShr | B::AShr, Lv::A(x, s), Some(c)) = (op, a, cb) {
                     // (b + l*s) >> c == (b >> c) + l*(s >> c) when 2^c divides s (the
-                    // sign-extension idiom `(x << 32) >> 32` of affine indices).
+                    // sign-extension idiom `(x << 32) >> 32` of affine indices) and the
+                    // lanes do not wrap in the shift's reading.
                     let c = c & i64::from(e.bits() - 1);
-                    if c < 63 && s.rem_euclid(1i64 << c) == 0 {
+                    if c < 63 && s.rem_euclid(1i64 << c) == 0 && fa.widens(op == B::AShr) {
                         let base = if op == B::AShr {
                             self.b.ins().sshr_imm_s(*x, c)
                         } else {
@@ -567,22 +583,26 @@ impl Tr<'_, '_> {
                     _ => self.per_lane(&[(e, a), (e, b)], e, |t, x| f(t, x[0], x[1])),
                 }
             }
-            // `x & (2^k - 1)` with k >= 32 on an affine index (the zero-extension idiom
-            // of 32-bit ids): indices do not cross 2^32 within a sub-group.
+            // `x & (2^k - 1)` with k >= 32 on an affine index whose lanes are known to
+            // be in [0, 2^k) (the zero-extension idiom of 32-bit ids): the identity.
             B::And
-                if matches!((a, b), (Lv::A(..), Lv::U(_))) && {
-                    let m = if let Lv::U(y) = b {
-                        self.const_of(*y)
-                    } else {
-                        None
-                    };
-                    m.is_some_and(|m| {
-                        m == -1
-                            || (m > 0
-                                && (m as u64 + 1).is_power_of_two()
-                                && m as u64 >= u32::MAX as u64)
-                    })
-                } =>
+                if matches!((a, b), (Lv::A(..), Lv::U(_)))
+                    && fa
+                        .range
+                        .is_some_and(|(lo, hi)| lo >= 0 && hi <= i128::from(u32::MAX))
+                    && {
+                        let m = if let Lv::U(y) = b {
+                            self.const_of(*y)
+                        } else {
+                            None
+                        };
+                        m.is_some_and(|m| {
+                            m == -1
+                                || (m > 0
+                                    && (m as u64 + 1).is_power_of_two()
+                                    && m as u64 >= u32::MAX as u64)
+                        })
+                    } =>
             {
                 match (a, b) {
                     (Lv::A(x, s), Lv::U(y)) => Lv::A(self.b.ins().band(*x, *y), *s),
@@ -764,7 +784,8 @@ impl Tr<'_, '_> {
             leaves.push(if e.is_float() {
                 self.float_binary(op, e, &va.leaves[i], &b)?
             } else {
-                self.int_binary(op, e, &va.leaves[i], &b)?
+                let fa = self.fact(a);
+                self.int_binary(op, e, &va.leaves[i], &b, fa)?
             });
         }
         Ok(Val { leaves, elems })
@@ -806,9 +827,15 @@ impl Tr<'_, '_> {
                 "OpPtrDiff needs two pointers and a scalar integer result",
             ));
         }
-        let bytes = self.int_binary(BinOp::ISub, Elem::I64, &va.leaves[0], &vb.leaves[0])?;
+        let bytes = self.int_binary(
+            BinOp::ISub,
+            Elem::I64,
+            &va.leaves[0],
+            &vb.leaves[0],
+            Fact::NONE,
+        )?;
         let s = Lv::U(self.iconst(Elem::I64, stride as i64));
-        let n = self.int_binary(BinOp::SDiv, Elem::I64, &bytes, &s)?;
+        let n = self.int_binary(BinOp::SDiv, Elem::I64, &bytes, &s, Fact::NONE)?;
         let leaf = self.int_resize(&n, Elem::I64, elems[0], true);
         Ok(Val {
             leaves: vec![leaf],
@@ -976,6 +1003,26 @@ impl Tr<'_, '_> {
 
     /// Integer width change of a leaf (`signed` picks sign extension).
     pub fn int_resize(&mut self, l: &Lv, from: Elem, to: Elem, signed: bool) -> Lv {
+        self.int_resize_keep(l, from, to, signed, false)
+    }
+
+    /// What is known about the lanes of integer value `id`.
+    pub fn fact(&self, id: Id) -> Fact {
+        self.exact.get(&id).copied().unwrap_or(Fact::NONE)
+    }
+
+    /// [`Self::int_resize`]; an affine `l` stays affine when widened only if
+    /// `keep_affine` (its lanes are known not to wrap, see `analysis::exact`).
+    /// Otherwise its lanes are materialised first: `zext(base) + l*stride` is wrong
+    /// for lanes past a wrap (`(ulong)(uint)(x - 3)` for lanes where x < 3).
+    pub fn int_resize_keep(
+        &mut self,
+        l: &Lv,
+        from: Elem,
+        to: Elem,
+        signed: bool,
+        keep_affine: bool,
+    ) -> Lv {
         let (fb, tb) = (from.bits(), to.bits());
         let ty = to.scalar();
         let f = move |t: &mut Tr<'_, '_>, x: Value| -> Value {
@@ -991,8 +1038,12 @@ impl Tr<'_, '_> {
         };
         match l {
             Lv::U(x) => Lv::U(f(self, *x)),
-            // Affine values stay affine (indices do not wrap within a sub-group).
-            Lv::A(x, s) => Lv::A(f(self, *x), *s),
+            // Truncation commutes with the affine form; widening only without wraps.
+            Lv::A(x, s) if tb <= fb || keep_affine => Lv::A(f(self, *x), *s),
+            Lv::A(..) => {
+                let chunks = self.chunks_of(from, l);
+                self.int_resize(&Lv::V(chunks), from, to, signed)
+            }
             Lv::V(_) => {
                 if fb == tb {
                     return l.clone();
@@ -1036,6 +1087,11 @@ impl Tr<'_, '_> {
                 .ok_or_else(|| CompileError::malformed("conversion changes the component count"))?;
             leaves.push(if from == Elem::F16 || to == Elem::F16 {
                 self.convert_half_leaf(op, l, from, to, saturate, rounding)?
+            } else if matches!(op, ConvOp::UConvert | ConvOp::SConvert) && !saturate {
+                // Widening keeps an affine value affine only where no lane wraps.
+                let signed = op == ConvOp::SConvert;
+                let keep = self.fact(v).widens(signed);
+                self.int_resize_keep(l, from, to, signed, keep)
             } else {
                 self.convert_leaf(op, l, from, to, saturate, rounding)
             });

@@ -3,11 +3,12 @@
 //!
 //! Rules: a uniform address is one scalar access; an affine address whose stride is
 //! the element size is contiguous, a vector access when the mask is full; anything
-//! else is per-lane, and only active lanes touch memory (inactive lanes of ragged
-//! groups may hold out-of-bounds addresses). Stores never load-blend-store shared
-//! memory: other work-groups write neighbouring elements. Private memory (one copy
-//! per lane, lane `l`'s copy at `base + l * size`) is always valid for every lane, so
-//! loads from it need no guard.
+//! else is per-lane, and only active lanes touch memory (inactive lanes hold whatever
+//! their guarded-off computation gave, e.g. a negative index). Stores never
+//! load-blend-store shared memory: other work-groups write neighbouring elements.
+//! Private memory (one copy per lane, lane `l`'s copy at `base + l * size`) is valid
+//! for every lane, so per-lane private loads need no branch: inactive lanes read from
+//! the start of the private area instead of their own (possibly wild) address.
 
 use cranelift_codegen::ir::{
     self,
@@ -155,9 +156,10 @@ impl Tr<'_, '_> {
         }
     }
 
-    /// An index leaf as i64 (indices are signed).
-    fn index_i64(&mut self, v: &Val) -> Lv {
-        self.int_resize(&v.leaves[0], v.elems[0], Elem::I64, true)
+    /// Index `id` (value `v`) as i64 (indices are signed).
+    fn index_i64(&mut self, id: Id, v: &Val) -> Lv {
+        let keep = self.fact(id).widens(true);
+        self.int_resize_keep(&v.leaves[0], v.elems[0], Elem::I64, true, keep)
     }
 
     fn const_index(&self, id: Id) -> Option<u64> {
@@ -184,7 +186,7 @@ impl Tr<'_, '_> {
         rty: Id,
     ) -> Result<Val, CompileError> {
         let bty = self.type_of(base)?;
-        let (_, mut t) = self.m.pointee(bty)?;
+        let (_, t) = self.m.pointee(bty)?;
         // Built-in variables: remember which component is meant.
         let builtin = self
             .m
@@ -206,11 +208,37 @@ impl Tr<'_, '_> {
             });
         }
         let bv = self.get(base)?;
-        let mut addr = bv.leaves[0].clone();
+        let addr = self.chain_walk(
+            bv.leaves[0].clone(),
+            t,
+            element,
+            indices,
+            &mut |tr: &mut Self, id| {
+                let iv = tr.get(id)?;
+                Ok(tr.index_i64(id, &iv))
+            },
+        )?;
+        let elems = self.elems(rty)?;
+        Ok(Val {
+            leaves: vec![addr],
+            elems,
+        })
+    }
+
+    /// The address `addr` (of a `t`) offset by an access chain's `element` and
+    /// `indices`; `index_of` gives a non-constant index as an i64 leaf.
+    pub fn chain_walk(
+        &mut self,
+        mut addr: Lv,
+        mut t: Id,
+        element: Option<Id>,
+        indices: &[Id],
+        index_of: &mut dyn FnMut(&mut Self, Id) -> Result<Lv, CompileError>,
+    ) -> Result<Lv, CompileError> {
         if let Some(el) = element {
             let size = self.m.layout(t)?;
             let stride = size.size.next_multiple_of(size.align) as i64;
-            addr = self.add_scaled(addr, el, stride)?;
+            addr = self.add_scaled(addr, el, stride, index_of)?;
         }
         for &idx in indices {
             match self.m.ty(t)?.clone() {
@@ -230,12 +258,13 @@ impl Tr<'_, '_> {
                 }
                 Type::Array { elem, .. } | Type::RuntimeArray { elem } => {
                     let l = self.m.layout(elem)?;
-                    addr = self.add_scaled(addr, idx, l.size.next_multiple_of(l.align) as i64)?;
+                    let stride = l.size.next_multiple_of(l.align) as i64;
+                    addr = self.add_scaled(addr, idx, stride, index_of)?;
                     t = elem;
                 }
                 Type::Vector { elem, .. } => {
                     let l = self.m.layout(elem)?;
-                    addr = self.add_scaled(addr, idx, l.size as i64)?;
+                    addr = self.add_scaled(addr, idx, l.size as i64, index_of)?;
                     t = elem;
                 }
                 other => {
@@ -245,11 +274,7 @@ impl Tr<'_, '_> {
                 }
             }
         }
-        let elems = self.elems(rty)?;
-        Ok(Val {
-            leaves: vec![addr],
-            elems,
-        })
+        Ok(addr)
     }
 
     fn add_uniform_const(&mut self, a: &Lv, c: i64) -> Lv {
@@ -266,7 +291,13 @@ impl Tr<'_, '_> {
         }
     }
 
-    fn add_scaled(&mut self, addr: Lv, idx: Id, stride: i64) -> Result<Lv, CompileError> {
+    fn add_scaled(
+        &mut self,
+        addr: Lv,
+        idx: Id,
+        stride: i64,
+        index_of: &mut dyn FnMut(&mut Self, Id) -> Result<Lv, CompileError>,
+    ) -> Result<Lv, CompileError> {
         if let Some(c) = self.const_index(idx) {
             // Constant indices are sign-extended from their type's width.
             let ty = self.type_of(idx)?;
@@ -278,8 +309,7 @@ impl Tr<'_, '_> {
             let c = ((c << sh) as i64) >> sh;
             return Ok(self.add_uniform_const(&addr, c.wrapping_mul(stride)));
         }
-        let iv = self.get(idx)?;
-        let i = self.index_i64(&iv);
+        let i = index_of(self, idx)?;
         let scaled = self.mul_const(Elem::I64, &i, stride);
         Ok(self.add_lv(Elem::I64, &addr, &scaled))
     }
@@ -348,7 +378,7 @@ impl Tr<'_, '_> {
         let p = self.get(ptr)?.leaves[0].clone();
         let offs = self.leaf_offsets(rty)?;
         let private = self.is_private(ptr);
-        let leaves = self.load_leaves(&p, &elems, &offs, private)?;
+        let leaves = self.load_hinted(ptr, &p, &elems, &offs, private)?;
         Ok(Val { leaves, elems })
     }
 
@@ -417,13 +447,12 @@ impl Tr<'_, '_> {
                         .map(|c| t.b.ins().load(vt, fl, base, (c * 16) as i32))
                         .collect())
                 };
-                if private {
-                    return Ok(vec![Lv::V(vec_load(self)?)]);
-                }
                 let tys = vec![vt; n];
                 let pl = Lv::A(base, *stride);
+                // Private too: an inactive lane's address may be wild (its index was
+                // guarded off), so the W-lane access needs every lane active.
                 let v = self.if_full(&tys, vec_load, |t| {
-                    let r = t.per_lane_load(&pl, &[e], &[0], false)?;
+                    let r = t.per_lane_load(&pl, &[e], &[0], private)?;
                     Ok(t.chunks_of(e, &r[0]))
                 })?;
                 Ok(vec![Lv::V(v)])
@@ -479,18 +508,14 @@ impl Tr<'_, '_> {
                     }
                     Ok(comps.into_iter().flatten().collect())
                 };
-                let v = if private {
-                    fast(self)?
-                } else {
-                    self.if_full(&tys, fast, move |t| {
-                        let r = t.per_lane_load(&pl, &elems2, &offs2, false)?;
-                        let mut out = Vec::new();
-                        for (l, e) in r.iter().zip(elems2.iter()) {
-                            out.extend(t.chunks_of(*e, l));
-                        }
-                        Ok(out)
-                    })?
-                };
+                let v = self.if_full(&tys, fast, move |t| {
+                    let r = t.per_lane_load(&pl, &elems2, &offs2, private)?;
+                    let mut out = Vec::new();
+                    for (l, e) in r.iter().zip(elems2.iter()) {
+                        out.extend(t.chunks_of(*e, l));
+                    }
+                    Ok(out)
+                })?;
                 Ok(v.chunks(n).map(|c| Lv::V(c.to_vec())).collect())
             }
             Lv::V(_)
@@ -543,9 +568,23 @@ impl Tr<'_, '_> {
         private: bool,
     ) -> Result<Vec<Lv>, CompileError> {
         let fl = self.mem_flags();
-        let addrs = self.lanes_of(Elem::I64, p);
+        let mut addrs = self.lanes_of(Elem::I64, p);
         let mut per_leaf: Vec<Vec<Value>> = vec![Vec::new(); elems.len()];
         if private {
+            // Every lane's copy is valid, but an inactive lane's index may not be (`if
+            // (x < 4) v = a[x];`): inactive lanes read the start of the private area.
+            if self.full_state != Some(true) && !matches!(p, Lv::U(_)) {
+                let m = self.mask.clone();
+                let safe = self
+                    .sgenv
+                    .as_ref()
+                    .map(|s| s.private_base)
+                    .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+                for (l, a) in addrs.iter_mut().enumerate() {
+                    let act = self.lane_active(&m, l);
+                    *a = self.b.ins().select(act, *a, safe);
+                }
+            }
             for a in &addrs {
                 for (k, (e, o)) in elems.iter().zip(offs).enumerate() {
                     let v = self.b.ins().load(e.scalar(), fl, *a, *o as i32);
@@ -584,7 +623,7 @@ impl Tr<'_, '_> {
         let vty = self.type_of(value)?;
         let offs = self.leaf_offsets(vty)?;
         let private = self.is_private(ptr);
-        self.store_leaves(&p, &v.leaves, &v.elems, &offs, private)
+        self.store_hinted(ptr, &p, &v.leaves, &v.elems, &offs, private)
     }
 
     /// Stores leaves at byte offsets from pointer leaf `p` for the active lanes.
@@ -619,19 +658,8 @@ impl Tr<'_, '_> {
                 let chunks = self.chunks_of(e, &leaves[0]);
                 let pl = Lv::A(base, *stride);
                 let leaf = leaves[0].clone();
-                if private {
-                    // Private memory belongs to this sub-group: blend with the old value.
-                    let (vt, _) = e.chunk();
-                    let mask = self.mask.clone();
-                    let old: Vec<Value> = (0..chunks.len())
-                        .map(|c| self.b.ins().load(vt, fl, base, (c * 16) as i32))
-                        .collect();
-                    let merged = self.select_vec_any(e, &mask, &chunks, &old)?;
-                    for (c, v) in merged.iter().enumerate() {
-                        self.b.ins().store(fl, *v, base, (c * 16) as i32);
-                    }
-                    return Ok(());
-                }
+                // Private memory too: an inactive lane's address may be wild (its index
+                // was guarded off), so a partial mask stores lane by lane.
                 self.if_full(
                     &[],
                     |t| {
@@ -825,24 +853,6 @@ impl Tr<'_, '_> {
             self.b.ins().ireduce(types::I8, x)
         } else {
             x
-        }
-    }
-
-    /// Chunk-wise `mask ? a : b` for element `e` whose lane layout may differ from
-    /// the mask's (converting the mask per lane when needed).
-    fn select_vec_any(
-        &mut self,
-        e: Elem,
-        mask: &[Value],
-        a: &[Value],
-        b: &[Value],
-    ) -> Result<Vec<Value>, CompileError> {
-        let r = self.select_vec(e, mask, &Lv::V(a.to_vec()), &Lv::V(b.to_vec()));
-        match r {
-            Lv::V(v) => Ok(v),
-            _ => Err(CompileError::codegen(
-                "internal: select produced a non-vector",
-            )),
         }
     }
 

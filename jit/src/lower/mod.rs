@@ -19,6 +19,7 @@ mod extinst;
 mod generic;
 mod group;
 mod half;
+mod hint;
 mod inst;
 mod memory;
 mod printf;
@@ -154,6 +155,13 @@ pub(crate) struct Tr<'a, 'b> {
     reqd_local: Option<[u32; 3]>,
     /// Affine shapes of varying values (for loop phis of uniform bodies).
     pub shapes: HashMap<Id, crate::analysis::affine::Shape>,
+    /// Which integer values may be widened or shifted right in affine form, in the
+    /// sub-group layout being emitted.
+    pub exact: HashMap<Id, crate::analysis::exact::Fact>,
+    /// Checked affine forms of varying values of the block copy being lowered.
+    hints: HashMap<Id, hint::Hint>,
+    /// The facts of the lane-contiguous and of the general layout.
+    exact_layouts: [HashMap<Id, crate::analysis::exact::Fact>; 2],
     /// Whether phis may be affine (off when retrying after a shape conflict).
     pub affine_phis: bool,
     /// An affine phi received a value of another shape.
@@ -215,6 +223,9 @@ pub(crate) fn lower_kernel(
     let has_barriers = regions.has_barriers();
     let collective_slots = regions.points.len() + regions.scans.len();
     let value_types_for_shapes = value_types.clone();
+    let facts = |layout| crate::analysis::exact::analyze(m, f, uni, &value_types, layout, w);
+    let exact_contiguous = facts(crate::analysis::exact::Layout::Contiguous(reqd_local));
+    let exact_general = facts(crate::analysis::exact::Layout::General);
     // A fresh builder context per kernel: an error may leave one half-used.
     let mut fctx = FunctionBuilderContext::new();
     let (private_bytes, scratch_per_sg, printf) = {
@@ -261,12 +272,16 @@ pub(crate) fn lower_kernel(
                     f,
                     uni,
                     &value_types_for_shapes,
+                    &exact_contiguous,
                     &affine_phi_candidates(f, cfg, uni),
                 )
             } else {
                 HashMap::new()
             },
             affine_phis: allow_dup,
+            exact: exact_general.clone(),
+            exact_layouts: [exact_contiguous.clone(), exact_general],
+            hints: HashMap::new(),
             shape_conflict: false,
             cur_block: None,
             printf: printf::PrintfState::default(),
@@ -597,6 +612,7 @@ impl<'a, 'b> Tr<'a, 'b> {
                     result: Some(id),
                     ty: Some(c.ty),
                     op: (**op).clone(),
+                    wrap: Default::default(),
                 };
                 let v = self.op_value(usize::MAX, 0, &inst)?.ok_or_else(|| {
                     CompileError::malformed(format!("constant %{id} has no value"))
@@ -653,12 +669,13 @@ impl<'a, 'b> Tr<'a, 'b> {
     // ---- the work-group function ----
 
     /// Which sub-group layouts can occur: (lane-contiguous, general).
+    /// The general one always: it also runs work-groups whose global ids pass 2^31.
     fn layouts(&self) -> (bool, bool) {
-        match self.reqd_local {
-            Some([x, y, z]) if x % self.w == 0 || y * z == 1 => (true, false),
-            Some(_) => (false, true),
-            None => (true, true),
-        }
+        let contiguous = match self.reqd_local {
+            Some([x, y, z]) => x % self.w == 0 || y * z == 1,
+            None => true,
+        };
+        (contiguous, true)
     }
 
     fn emit_work_group(&mut self) -> Result<(), CompileError> {
@@ -676,7 +693,24 @@ impl<'a, 'b> Tr<'a, 'b> {
         let lx_mult = self.b.ins().icmp_imm_s(IntCC::Equal, lx_rem, 0);
         let rows = self.b.ins().imul(g.local_size[1], g.local_size[2]);
         let one_row = self.b.ins().icmp_imm_s(IntCC::Equal, rows, 1);
-        let fast = self.b.ins().bor(lx_mult, one_row);
+        let mut fast = self.b.ins().bor(lx_mult, one_row);
+        // ... and when the work-group's ids are small: the exactness analysis counts
+        // on that (`analysis::exact::ID_GUARD`), so that `(int)get_global_id(0)`
+        // widens back in affine form.
+        let guard = crate::analysis::exact::ID_GUARD as i64;
+        let mut small = |t: &mut Self, v: Value| {
+            let ok =
+                t.b.ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, v, guard);
+            fast = t.b.ins().band(fast, ok);
+        };
+        for d in 0..3 {
+            let x0 = self.b.ins().imul(g.group_id[d], g.enqueued[d]);
+            let x0 = self.b.ins().iadd(x0, g.global_offset[d]);
+            let x_end = self.b.ins().iadd(x0, g.local_size[d]);
+            small(self, x_end);
+        }
+        small(self, g.linear);
 
         if self.regions.has_barriers() {
             return self.emit_barrier_work_group(fast);
@@ -925,6 +959,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             Some(p) => p,
             None => self.private_stack_base(),
         };
+        self.exact = self.exact_layouts[usize::from(row.is_none())].clone();
         self.sgenv = Some(SubGroupEnv {
             sg,
             first,

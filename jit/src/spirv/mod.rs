@@ -448,6 +448,17 @@ pub struct Inst {
     pub result: Option<Id>,
     pub ty: Option<Id>,
     pub op: Op,
+    /// `NoSignedWrap` / `NoUnsignedWrap` of the result (kept with the instruction so
+    /// that inlined copies, which get fresh ids, keep them).
+    pub wrap: NoWrap,
+}
+
+/// The no-wrap decorations of an integer instruction (SPIR-V 1.4 /
+/// `SPV_KHR_no_integer_wrap_decoration`): the result is poison if it wraps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoWrap {
+    pub signed: bool,
+    pub unsigned: bool,
 }
 
 /// How a block ends.
@@ -555,6 +566,7 @@ pub struct Decorations {
     pub param_attrs: Vec<rspirv::spirv::FunctionParameterAttribute>,
     pub volatile: bool,
     pub import: Option<String>,
+    pub no_wrap: NoWrap,
 }
 
 /// A decoded, validated module.

@@ -49,13 +49,17 @@ pub(crate) use pch::Fnv;
 pub use pch::{PchBuild, PchCache, DRIVER_HEADER};
 
 /// SPIR-V extensions clang's backend may use (`-mllvm -spirv-ext=`): without
-/// `SPV_INTEL_subgroups` clang refuses the `intel_sub_group_*` built-ins.
+/// `SPV_INTEL_subgroups` clang refuses the `intel_sub_group_*` built-ins; with
+/// `SPV_KHR_no_integer_wrap_decoration` it marks arithmetic NoSignedWrap where OpenCL
+/// C's overflow is undefined, which lets the jit keep `(long)(x + i)` affine across a
+/// sub-group (`jit::analysis::exact`).
 pub const SPIRV_EXTENSIONS: &[&str] = &[
     "SPV_INTEL_subgroups",
     "SPV_INTEL_2d_block_io",
     // float atomic add (cl_ext_float_atomics); without it clang aborts on such code.
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",
+    "SPV_KHR_no_integer_wrap_decoration",
 ];
 
 /// The application's build options, split by who consumes them.

@@ -102,6 +102,8 @@ impl Decoder {
                 D::SaturatedConversion => d.saturated = true,
                 D::CPacked => d.packed = true,
                 D::Volatile => d.volatile = true,
+                D::NoSignedWrap => d.no_wrap.signed = true,
+                D::NoUnsignedWrap => d.no_wrap.unsigned = true,
                 D::BuiltIn => {
                     if let Some(Operand::BuiltIn(b)) = a.operands.get(deco_at + 1) {
                         if !builtin_supported(*b) {

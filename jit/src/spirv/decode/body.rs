@@ -57,10 +57,16 @@ impl Decoder {
                             e.message = format!("{} in function {name}", e.message);
                             e
                         })?;
+                        let wrap = inst
+                            .result_id
+                            .and_then(|r| self.m.decorations.get(&r))
+                            .map(|d| d.no_wrap)
+                            .unwrap_or_default();
                         insts.push(Inst {
                             result: inst.result_id,
                             ty: inst.result_type,
                             op,
+                            wrap,
                         });
                     }
                 }
