@@ -56,6 +56,15 @@ pub fn property_list<'a, T: Copy + PartialEq + Default>(ptr: *const T) -> CLResu
     slice(ptr, n)
 }
 
+/// `len` bytes of application memory at `ptr` that a command will read or write:
+/// non-NULL, and not wrapping around the address space (`CL_INVALID_VALUE`).
+pub fn host_range(ptr: *const std::ffi::c_void, len: usize) -> CLResult<()> {
+    if ptr.is_null() || (ptr as usize).checked_add(len).is_none() {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(())
+}
+
 /// Writes `value` to an optional out-parameter.
 pub fn write_out<T>(ptr: *mut T, value: T) {
     if !ptr.is_null() {

@@ -141,13 +141,8 @@ pub enum AddressQualifier {
 pub struct KernelArg {
     /// Parameter name from `OpName` (empty when the module has none).
     pub name: String,
-    /// OpenCL C type name (`float*`, `uint4`, ...) when the module carries it
-    /// (clang's `kernel_arg_type` strings), else a best-effort name from the SPIR-V type.
-    pub type_name: String,
     pub kind: ArgKind,
     pub address_qualifier: AddressQualifier,
-    /// `CL_KERNEL_ARG_TYPE_QUALIFIER` bits (const/restrict/volatile/pipe).
-    pub type_qualifier: u64,
     /// Bytes `clSetKernelArg` must be given: 8 for pointers, the value size otherwise.
     /// For `LocalPtr` this is 8 too; the local allocation size comes from the app.
     pub size: usize,

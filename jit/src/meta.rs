@@ -1,6 +1,7 @@
-//! Kernel metadata: arguments (names, kinds, sizes, offsets in the argument block,
-//! OpenCL type names), attributes from execution modes, `__local` variable layout and
-//! the bytes of constant data. Pure functions of the decoded module; no code here.
+//! Kernel metadata: arguments (names, kinds, sizes, offsets in the argument block;
+//! OpenCL C type names come from clang, see the runtime's `build::arg_info`),
+//! attributes from execution modes, `__local` variable layout and the bytes of
+//! constant data. Pure functions of the decoded module; no code here.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,21 +11,15 @@ use crate::analysis::flatten::FlatFunction;
 use crate::spirv::{ConstValue, EntryPoint, Id, Module, Storage, Type};
 use crate::{AddressQualifier, ArgKind, CompileError, KernelArg};
 
-/// `CL_KERNEL_ARG_TYPE_*` bits.
-const TYPE_CONST: u64 = 1;
-const TYPE_RESTRICT: u64 = 2;
-const TYPE_VOLATILE: u64 = 4;
-
 /// Arguments of kernel `ep` and the size of its argument block.
 pub fn kernel_args(m: &Module, ep: &EntryPoint) -> Result<(Vec<KernelArg>, usize), CompileError> {
     let f = m
         .functions
         .get(&ep.function)
         .ok_or_else(|| CompileError::malformed(format!("kernel {} has no function", ep.name)))?;
-    let names = type_names(m, &ep.name);
     let mut args = Vec::new();
     let mut off = 0usize;
-    for (i, (id, ty)) in f.params.iter().enumerate() {
+    for (id, ty) in f.params.iter() {
         let decos = m.decos(*id);
         let by_val = decos.is_some_and(|d| d.param_attrs.contains(&Fpa::ByVal));
         let (kind, aq, size, align) = match m.ty(*ty)? {
@@ -62,93 +57,16 @@ pub fn kernel_args(m: &Module, ep: &EntryPoint) -> Result<(Vec<KernelArg>, usize
             }
         };
         off = off.next_multiple_of(align.max(1));
-        let mut tq = 0;
-        if let Some(d) = decos {
-            if d.param_attrs.contains(&Fpa::NoWrite)
-                && matches!(kind, ArgKind::GlobalPtr | ArgKind::ConstantPtr)
-            {
-                tq |= TYPE_CONST;
-            }
-            if d.param_attrs.contains(&Fpa::NoAlias) {
-                tq |= TYPE_RESTRICT;
-            }
-            if d.volatile {
-                tq |= TYPE_VOLATILE;
-            }
-        }
-        if kind == ArgKind::ConstantPtr {
-            tq |= TYPE_CONST;
-        }
-        let type_name = match names.as_ref().and_then(|n| n.get(i)) {
-            Some(n) => n.clone(),
-            None => spirv_type_name(m, *ty, by_val),
-        };
         args.push(KernelArg {
             name: m.names.get(id).cloned().unwrap_or_default(),
-            type_name,
             kind,
             address_qualifier: aq,
-            type_qualifier: tq,
             size,
             offset: off,
         });
         off += size;
     }
     Ok((args, off.next_multiple_of(8)))
-}
-
-/// clang's `kernel_arg_type.<kernel>.<t1>,<t2>,` string (with -cl-kernel-arg-info).
-fn type_names(m: &Module, kernel: &str) -> Option<Vec<String>> {
-    let prefix = format!("kernel_arg_type.{kernel}.");
-    let s = m.strings.iter().find(|s| s.starts_with(&prefix))?;
-    Some(
-        s[prefix.len()..]
-            .split(',')
-            .filter(|t| !t.is_empty())
-            .map(|t| t.trim().to_string())
-            .collect(),
-    )
-}
-
-/// A best-effort OpenCL C name for a SPIR-V type (signedness is not in SPIR-V).
-fn spirv_type_name(m: &Module, ty: Id, by_val: bool) -> String {
-    match m.types.get(&ty) {
-        Some(Type::Bool) => "bool".into(),
-        Some(Type::Int { bits }) => match bits {
-            8 => "char",
-            16 => "short",
-            32 => "int",
-            _ => "long",
-        }
-        .into(),
-        Some(Type::Float { bits }) => match bits {
-            16 => "half",
-            32 => "float",
-            _ => "double",
-        }
-        .into(),
-        Some(Type::Vector { elem, count }) => {
-            format!("{}{count}", spirv_type_name(m, *elem, false))
-        }
-        Some(Type::Pointer { pointee, .. }) if by_val => spirv_type_name(m, *pointee, false),
-        Some(Type::Pointer { pointee, .. }) => {
-            let inner = match m.types.get(pointee) {
-                Some(Type::Void) => "void".to_string(),
-                _ => spirv_type_name(m, *pointee, false),
-            };
-            format!("{inner}*")
-        }
-        Some(Type::Struct { .. }) => m
-            .names
-            .get(&ty)
-            .map(|n| n.trim_start_matches("struct.").to_string())
-            .map(|n| format!("struct {n}"))
-            .unwrap_or_else(|| "struct".into()),
-        Some(Type::Event) => "event_t".into(),
-        Some(Type::Unsupported(n)) => (*n).into(),
-        Some(Type::Opaque(n)) => n.clone(),
-        _ => "void".into(),
-    }
 }
 
 /// `CL_KERNEL_ATTRIBUTES` text and the required/hinted sizes.
@@ -159,6 +77,22 @@ pub fn attributes(ep: &EntryPoint) -> String {
     }
     if let Some([x, y, z]) = ep.modes.local_size_hint {
         parts.push(format!("work_group_size_hint({x},{y},{z})"));
+    }
+    // VecTypeHint: component type in the low 16 bits, count in the high ones. Integer
+    // hints are left out: SPIR-V loses their signedness (the runtime takes the text
+    // from clang for OpenCL C sources that use vec_type_hint).
+    if let Some(h) = ep.modes.vec_type_hint {
+        let base = match h & 0xffff {
+            4 => Some("half"),
+            5 => Some("float"),
+            6 => Some("double"),
+            _ => None,
+        };
+        if let Some(base) = base {
+            let n = h >> 16;
+            let count = if n > 1 { n.to_string() } else { String::new() };
+            parts.push(format!("vec_type_hint({base}{count})"));
+        }
     }
     if let Some(n) = ep.modes.sub_group_size {
         parts.push(format!("intel_reqd_sub_group_size({n})"));

@@ -4,24 +4,28 @@
 //! Arguments are snapshotted when an ND-range is enqueued: a later clSetKernelArg
 //! never affects a launch already in a queue.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use cranecl_jit::{ArgKind, CompiledKernel, KernelArg};
 use opencl_sys::*;
 use parking_lot::Mutex;
 
+use crate::build::kernel_info::ArgInfo;
 use crate::exec::{self, LocalArg, NdRange};
 use crate::memory::Mem;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
 use crate::platform::{LOCAL_MEM_SIZE, MAX_WORK_GROUP_SIZE, MAX_WORK_ITEM_SIZES};
 use crate::program::Program;
+use crate::program::ProgramSource;
 use crate::CLResult;
 
 /// The value of one kernel argument.
 #[derive(Clone)]
 pub enum ArgValue {
-    /// A global/constant buffer, or NULL.
-    Mem(Option<Arc<Mem>>),
+    /// A global/constant buffer, or NULL. Held weakly: a kernel argument does not
+    /// keep a buffer the application released alive (its destructor callbacks run
+    /// then); commands enqueued with it hold it until they complete.
+    Mem(Option<Weak<Mem>>),
     /// A `__local` allocation of this many bytes.
     Local(usize),
     /// A by-value argument's bytes.
@@ -41,6 +45,12 @@ pub struct Kernel {
     pub compiled: Arc<CompiledKernel>,
     /// Whether ND-ranges must use uniform work-groups (from the program's build).
     pub uniform_work_groups: bool,
+    /// `clGetKernelArgInfo` answers, when the program's build kept them (OpenCL C with
+    /// `-cl-kernel-arg-info`).
+    pub arg_info: Option<Vec<ArgInfo>>,
+    /// `CL_KERNEL_ATTRIBUTES`: the OpenCL C attributes of the kernel (empty for
+    /// programs from IL, which carry no OpenCL C).
+    pub attributes: String,
     args: Mutex<Vec<Option<ArgValue>>>,
 }
 
@@ -80,11 +90,26 @@ impl Kernel {
     ) -> Arc<Kernel> {
         let n = compiled.info.args.len();
         program.kernel_created();
+        let source_info = program
+            .state()
+            .source_info
+            .and_then(|t| t.get(&compiled.info.name).cloned());
+        let arg_info = source_info
+            .as_ref()
+            .and_then(|s| s.args.clone())
+            .filter(|a| a.len() == n);
+        let attributes = match (&program.source, source_info) {
+            (ProgramSource::Il(_), _) => String::new(),
+            (_, Some(s)) => s.attributes,
+            (_, None) => compiled.info.attributes.clone(),
+        };
         Arc::new(Kernel {
             header: ApiHeader::new(ObjectKind::Kernel),
             program,
             compiled,
             uniform_work_groups,
+            arg_info,
+            attributes,
             args: Mutex::new(args.unwrap_or_else(|| vec![None; n])),
         })
     }
@@ -275,6 +300,14 @@ impl Kernel {
                 l
             }
         };
+        // The work-group count must be representable (the engine hands groups out by
+        // a linear index).
+        let groups = (0..dims).try_fold(1usize, |acc, d| {
+            acc.checked_mul(global[d].div_ceil(local[d]))
+        });
+        if groups.is_none_or(|n| n > usize::MAX / 4) {
+            return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+        }
         let mut g = [1usize; 3];
         g[..dims].copy_from_slice(&global[..dims]);
         let mut o = [0usize; 3];
@@ -300,6 +333,11 @@ impl Kernel {
             let value = value.ok_or(CL_INVALID_KERNEL_ARGS)?;
             match value {
                 ArgValue::Mem(mem) => {
+                    // A buffer released since clSetKernelArg is no argument any more.
+                    let mem = match mem {
+                        Some(w) => Some(w.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?),
+                        None => None,
+                    };
                     let ptr = mem.as_ref().map_or(0u64, |m| m.ptr() as u64);
                     write_at(&mut block, arg.offset, &ptr.to_ne_bytes())?;
                     buffers.extend(mem);
@@ -308,7 +346,11 @@ impl Kernel {
                     write_at(&mut block, arg.offset, &(ptr as u64).to_ne_bytes())?
                 }
                 ArgValue::Local(size) => {
-                    local_total += size.next_multiple_of(LOCAL_ARG_ALIGN);
+                    // Any size_t is accepted by clSetKernelArg: sum without wrapping.
+                    local_total = size
+                        .checked_next_multiple_of(LOCAL_ARG_ALIGN)
+                        .and_then(|s| local_total.checked_add(s))
+                        .ok_or(CL_OUT_OF_RESOURCES)?;
                     local_args.push(LocalArg {
                         offset: arg.offset,
                         size,
@@ -393,10 +435,8 @@ mod tests {
     fn arg(kind: ArgKind, size: usize, offset: usize, aq: AddressQualifier) -> KernelArg {
         KernelArg {
             name: String::new(),
-            type_name: String::new(),
             kind,
             address_qualifier: aq,
-            type_qualifier: 0,
             size,
             offset,
         }
@@ -581,7 +621,7 @@ mod tests {
             )
         }
         .expect("buffer");
-        k.set_arg(0, 8, ArgValue::Mem(Some(mem.clone())))
+        k.set_arg(0, 8, ArgValue::Mem(Some(Arc::downgrade(&mem))))
             .expect("buffer arg");
         k.set_arg(1, 4, ArgValue::Bytes(5u32.to_ne_bytes().to_vec()))
             .expect("value");

@@ -14,6 +14,7 @@ use cranecl_jit::CompiledProgram;
 use opencl_sys::*;
 use parking_lot::Mutex;
 
+use crate::build::kernel_info::SourceInfoTable;
 use crate::build::{self, BuildOptions, LinkOptions, SourceBuildError};
 use crate::context::Context;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
@@ -57,6 +58,11 @@ pub struct BuildState {
     /// Whether ND-ranges must use uniform work-groups (OpenCL C 1.x builds and
     /// `-cl-uniform-work-group-size`).
     pub uniform_work_groups: bool,
+    /// What the OpenCL C source declares about its kernels beyond SPIR-V (argument
+    /// information only with `-cl-kernel-arg-info`, as the specification says;
+    /// attribute text when the source uses `vec_type_hint`). Linked programs keep
+    /// their objects'.
+    pub source_info: Option<Arc<SourceInfoTable>>,
 }
 
 /// A program object.
@@ -105,6 +111,7 @@ impl Program {
                 spirv,
                 compiled: None,
                 uniform_work_groups: true,
+                source_info: None,
             }),
             kernels: AtomicUsize::new(0),
             spec_values: Mutex::new(BTreeMap::new()),
@@ -190,24 +197,66 @@ impl Program {
             st.options = options.to_string();
             st.log.clear();
         }
-        let result = self.run_build(options);
+        let result = self.run_build(options).and_then(|built| {
+            let info = self.source_info_for(options, &[])?;
+            Ok((built, info))
+        });
         let mut st = self.state.lock();
         match result {
-            Ok((spirv, compiled, log, uniform)) => {
+            Ok(((spirv, compiled, log, uniform), info)) => {
                 st.status = CL_BUILD_SUCCESS;
                 st.log = log;
                 st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
                 st.spirv = Some(Arc::new(spirv));
                 st.compiled = Some(Arc::new(compiled));
                 st.uniform_work_groups = uniform;
+                st.source_info = info;
                 Ok(())
             }
             Err((code, log)) => {
                 st.status = CL_BUILD_ERROR;
                 st.log = log;
                 st.compiled = None;
+                st.source_info = None;
                 Err(code)
             }
+        }
+    }
+
+    /// What an OpenCL C program built or compiled with `options` declares beyond
+    /// SPIR-V: None unless it asks for argument information or uses
+    /// `vec_type_hint` (whose signedness SPIR-V loses), so other builds run clang
+    /// once.
+    fn source_info_for(
+        &self,
+        options: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Option<Arc<SourceInfoTable>>, (cl_int, String)> {
+        let ProgramSource::Source(src) = &self.source else {
+            return Ok(None);
+        };
+        let Ok(opts) = BuildOptions::parse(options) else {
+            return Ok(None);
+        };
+        let hints = src.contains("vec_type_hint")
+            || headers.iter().any(|(_, h)| h.contains("vec_type_hint"));
+        if !opts.kernel_arg_info && !hints {
+            return Ok(None);
+        }
+        match build::kernel_source_info(src, &opts, headers) {
+            Ok(mut t) => {
+                if !opts.kernel_arg_info {
+                    for k in t.values_mut() {
+                        k.args = None;
+                    }
+                }
+                Ok(Some(Arc::new(t)))
+            }
+            Err(SourceBuildError::ClangNotFound(reason)) => Err((
+                CL_COMPILER_NOT_AVAILABLE,
+                format!("cranecl: no OpenCL C compiler available: {reason}\n"),
+            )),
+            Err(SourceBuildError::Failed(diag)) => Err((CL_BUILD_PROGRAM_FAILURE, diag)),
         }
     }
 
@@ -340,7 +389,7 @@ impl Program {
                         cranecl_jit::spirv::specialize(words, &values).map_err(failed)?
                     };
                     cranecl_jit::validate(&words).map_err(failed)?;
-                    return Ok((words, String::new(), opts.uniform_work_group_size));
+                    return Ok((words, String::new(), opts.uniform_work_group_size, None));
                 }
                 _ => return Err((CL_INVALID_OPERATION, String::new())),
             };
@@ -349,7 +398,12 @@ impl Program {
                 .map(|(n, s)| (n.as_str(), s.as_str()))
                 .collect();
             match build::compile_source_with_headers(src, &opts, &refs) {
-                Ok(out) => Ok((out.spirv, out.log, !opts.non_uniform_work_groups())),
+                Ok(out) => {
+                    let info = self
+                        .source_info_for(options, &refs)
+                        .map_err(|(_, log)| (CL_COMPILE_PROGRAM_FAILURE, log))?;
+                    Ok((out.spirv, out.log, !opts.non_uniform_work_groups(), info))
+                }
                 Err(SourceBuildError::ClangNotFound(reason)) => Err((
                     CL_COMPILER_NOT_AVAILABLE,
                     format!("cranecl: no OpenCL C compiler available: {reason}\n"),
@@ -360,12 +414,13 @@ impl Program {
         let mut st = self.state.lock();
         st.compiled = None;
         match result {
-            Ok((spirv, log, uniform)) => {
+            Ok((spirv, log, uniform, info)) => {
                 st.status = CL_BUILD_SUCCESS;
                 st.log = log;
                 st.binary_type = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
                 st.spirv = Some(Arc::new(spirv));
                 st.uniform_work_groups = uniform;
+                st.source_info = info;
                 Ok(())
             }
             Err((code, log)) => {
@@ -387,8 +442,14 @@ impl Program {
         let opts = LinkOptions::parse(options).map_err(|_| CL_INVALID_LINKER_OPTIONS)?;
         let mut modules = Vec::with_capacity(inputs.len());
         let mut uniform = false;
+        // The kernels of inputs compiled with -cl-kernel-arg-info keep their info.
+        let mut info: Option<SourceInfoTable> = None;
         for p in inputs {
             let st = p.state();
+            if let Some(t) = &st.source_info {
+                info.get_or_insert_with(Default::default)
+                    .extend(t.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
             let linkable = matches!(
                 st.binary_type,
                 CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY
@@ -412,6 +473,7 @@ impl Program {
         let mut st = program.state.lock();
         st.options = options.to_string();
         st.uniform_work_groups = uniform;
+        st.source_info = info.map(Arc::new);
         let status = match result {
             Ok((spirv, compiled)) => {
                 st.status = CL_BUILD_SUCCESS;

@@ -55,8 +55,8 @@ pub struct RectCopy {
 }
 
 impl RectCopy {
-    /// One past the last byte touched on the source side.
-    pub fn src_extent(&self) -> usize {
+    /// One past the last byte touched on the source side (None: past `usize::MAX`).
+    pub fn src_extent(&self) -> Option<usize> {
         extent(
             self.src_origin,
             self.region,
@@ -65,8 +65,9 @@ impl RectCopy {
         )
     }
 
-    /// One past the last byte touched on the destination side.
-    pub fn dst_extent(&self) -> usize {
+    /// One past the last byte touched on the destination side (None: past
+    /// `usize::MAX`).
+    pub fn dst_extent(&self) -> Option<usize> {
         extent(
             self.dst_origin,
             self.region,
@@ -79,11 +80,12 @@ impl RectCopy {
     ///
     /// # Safety
     /// `src` must be readable for `src_extent()` bytes and `dst` writable for
-    /// `dst_extent()` bytes.
+    /// `dst_extent()` bytes (both `Some`).
     pub unsafe fn run(&self, src: *const u8, dst: *mut u8) {
         let [w, h, d] = self.region;
         for z in 0..d {
             for y in 0..h {
+                // No overflow: every offset is below an extent that fits a usize.
                 let s = (self.src_origin[2] + z) * self.src_slice_pitch
                     + (self.src_origin[1] + y) * self.src_row_pitch
                     + self.src_origin[0];
@@ -97,14 +99,24 @@ impl RectCopy {
     }
 }
 
-fn extent(origin: [usize; 3], region: [usize; 3], row_pitch: usize, slice_pitch: usize) -> usize {
+/// `(o2 + r2 - 1) * slice + (o1 + r1 - 1) * row + o0 + r0`, checked: an application's
+/// origin times a pitch may pass `usize::MAX`, and a wrapped extent would pass the
+/// bounds check.
+fn extent(
+    origin: [usize; 3],
+    region: [usize; 3],
+    row_pitch: usize,
+    slice_pitch: usize,
+) -> Option<usize> {
     if region.contains(&0) {
-        return 0;
+        return Some(0);
     }
-    (origin[2] + region[2] - 1) * slice_pitch
-        + (origin[1] + region[1] - 1) * row_pitch
-        + origin[0]
-        + region[0]
+    let last = |o: usize, r: usize| o.checked_add(r - 1);
+    let z = last(origin[2], region[2])?.checked_mul(slice_pitch)?;
+    let y = last(origin[1], region[1])?.checked_mul(row_pitch)?;
+    z.checked_add(y)?
+        .checked_add(origin[0])?
+        .checked_add(region[0])
 }
 
 /// The work of one command.
@@ -657,8 +669,8 @@ mod tests {
             dst_row_pitch: 3,
             dst_slice_pitch: 6,
         };
-        assert_eq!(r.src_extent(), 3 * 10 + 1 + 3);
-        assert_eq!(r.dst_extent(), 6);
+        assert_eq!(r.src_extent(), Some(3 * 10 + 1 + 3));
+        assert_eq!(r.dst_extent(), Some(6));
         let src: Vec<u8> = (0..100).collect();
         let mut dst = [0u8; 6];
         // SAFETY: extents checked above.

@@ -25,7 +25,14 @@ fn context_properties(
             p if p == CL_CONTEXT_PLATFORM as cl_context_properties => {
                 get::<Platform>(value as cl_platform_id).map_err(|_| CL_INVALID_PLATFORM)?;
             }
-            p if p == CL_CONTEXT_INTEROP_USER_SYNC as cl_context_properties => {}
+            // A cl_bool: CL_TRUE or CL_FALSE.
+            p if p == CL_CONTEXT_INTEROP_USER_SYNC as cl_context_properties => {
+                if value != CL_TRUE as cl_context_properties
+                    && value != CL_FALSE as cl_context_properties
+                {
+                    return Err(CL_INVALID_PROPERTY);
+                }
+            }
             _ => return Err(CL_INVALID_PROPERTY),
         }
     }

@@ -68,11 +68,21 @@ fn check_host_write(mem: &Mem) -> CLResult<()> {
     Ok(())
 }
 
-fn host_ptr(p: *const c_void) -> CLResult<HostPtr> {
-    if p.is_null() {
+/// A host pointer the command reads or writes `len` bytes at: non-NULL, and the
+/// range must not wrap around the address space.
+fn host_ptr(p: *const c_void, len: usize) -> CLResult<HostPtr> {
+    util::host_range(p, len)?;
+    Ok(HostPtr(p.cast_mut().cast()))
+}
+
+/// The bytes `[offset, offset + size)` of `mem`, `size` possibly 0 (OpenCL 3.0 names
+/// no error for an empty read, write, copy or fill: the command still orders the
+/// queue and completes its event).
+fn in_bounds(mem: &Mem, offset: usize, size: usize) -> CLResult<()> {
+    if !mem.range_ok(offset, size) {
         return Err(CL_INVALID_VALUE);
     }
-    Ok(HostPtr(p.cast_mut().cast()))
+    Ok(())
 }
 
 cl_entry! {
@@ -89,10 +99,8 @@ cl_entry! {
     ) -> cl_int {
         let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
         let mem = e.mem(buffer)?;
-        let dst = host_ptr(ptr)?;
-        if size == 0 || !mem.range_ok(offset, size) {
-            return Err(CL_INVALID_VALUE);
-        }
+        let dst = host_ptr(ptr, size)?;
+        in_bounds(&mem, offset, size)?;
         check_host_read(&mem)?;
         e.submit(CL_COMMAND_READ_BUFFER, Command::Read { mem, offset, size, dst }, blocking_read != CL_FALSE)
     }
@@ -112,10 +120,8 @@ cl_entry! {
     ) -> cl_int {
         let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
         let mem = e.mem(buffer)?;
-        let src = host_ptr(ptr)?;
-        if size == 0 || !mem.range_ok(offset, size) {
-            return Err(CL_INVALID_VALUE);
-        }
+        let src = host_ptr(ptr, size)?;
+        in_bounds(&mem, offset, size)?;
         check_host_write(&mem)?;
         e.submit(CL_COMMAND_WRITE_BUFFER, Command::Write { mem, offset, size, src }, blocking_write != CL_FALSE)
     }
@@ -136,9 +142,8 @@ cl_entry! {
         let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
         let src = e.mem(src_buffer)?;
         let dst = e.mem(dst_buffer)?;
-        if size == 0 || !src.range_ok(src_offset, size) || !dst.range_ok(dst_offset, size) {
-            return Err(CL_INVALID_VALUE);
-        }
+        in_bounds(&src, src_offset, size)?;
+        in_bounds(&dst, dst_offset, size)?;
         if src.overlaps(src_offset, &dst, dst_offset, size) {
             return Err(CL_MEM_COPY_OVERLAP);
         }
@@ -163,12 +168,18 @@ cl_entry! {
         if pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
             return Err(CL_INVALID_VALUE);
         }
-        if !offset.is_multiple_of(pattern_size) || !size.is_multiple_of(pattern_size) || !mem.range_ok(offset, size) {
+        if !offset.is_multiple_of(pattern_size) || !size.is_multiple_of(pattern_size) {
             return Err(CL_INVALID_VALUE);
         }
+        in_bounds(&mem, offset, size)?;
         let pattern = util::slice(pattern.cast::<u8>(), pattern_size)?.to_vec();
         e.submit(CL_COMMAND_FILL_BUFFER, Command::Fill { mem, pattern, offset, size }, false)
     }
+}
+
+/// A rect side's extent, which must exist (no overflow) and fit in `size` bytes.
+fn rect_fits(extent: Option<usize>, size: usize) -> CLResult<usize> {
+    extent.filter(|e| *e <= size).ok_or(CL_INVALID_VALUE)
 }
 
 /// Reads a 3-element `size_t` array (`CL_INVALID_VALUE` for NULL).
@@ -194,12 +205,9 @@ fn rect(
     }
     let pitch = |row: usize, slice: usize| -> CLResult<(usize, usize)> {
         let row = if row == 0 { region[0] } else { row };
-        let slice = if slice == 0 {
-            region[1].checked_mul(row).ok_or(CL_INVALID_VALUE)?
-        } else {
-            slice
-        };
-        if row < region[0] || slice < region[1] * row || slice % row != 0 {
+        let plane = region[1].checked_mul(row).ok_or(CL_INVALID_VALUE)?;
+        let slice = if slice == 0 { plane } else { slice };
+        if row < region[0] || slice < plane || slice % row != 0 {
             return Err(CL_INVALID_VALUE);
         }
         Ok((row, slice))
@@ -236,12 +244,10 @@ cl_entry! {
     ) -> cl_int {
         let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
         let mem = e.mem(buffer)?;
-        let dst = host_ptr(ptr)?;
         let r = rect(triple(buffer_origin)?, triple(host_origin)?, triple(region)?,
             buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch)?;
-        if r.src_extent() > mem.size {
-            return Err(CL_INVALID_VALUE);
-        }
+        rect_fits(r.src_extent(), mem.size)?;
+        let dst = host_ptr(ptr, r.dst_extent().ok_or(CL_INVALID_VALUE)?)?;
         check_host_read(&mem)?;
         e.submit(CL_COMMAND_READ_BUFFER_RECT, Command::ReadRect { mem, rect: r, dst }, blocking_read != CL_FALSE)
     }
@@ -266,12 +272,10 @@ cl_entry! {
     ) -> cl_int {
         let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
         let mem = e.mem(buffer)?;
-        let src = host_ptr(ptr)?;
         let r = rect(triple(host_origin)?, triple(buffer_origin)?, triple(region)?,
             host_row_pitch, host_slice_pitch, buffer_row_pitch, buffer_slice_pitch)?;
-        if r.dst_extent() > mem.size {
-            return Err(CL_INVALID_VALUE);
-        }
+        rect_fits(r.dst_extent(), mem.size)?;
+        let src = host_ptr(ptr, r.src_extent().ok_or(CL_INVALID_VALUE)?)?;
         check_host_write(&mem)?;
         e.submit(CL_COMMAND_WRITE_BUFFER_RECT, Command::WriteRect { mem, rect: r, src }, blocking_write != CL_FALSE)
     }
@@ -298,16 +302,15 @@ cl_entry! {
         let dst = e.mem(dst_buffer)?;
         let r = rect(triple(src_origin)?, triple(dst_origin)?, triple(region)?,
             src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch)?;
-        if r.src_extent() > src.size || r.dst_extent() > dst.size {
-            return Err(CL_INVALID_VALUE);
-        }
+        let a_end = rect_fits(r.src_extent(), src.size)?;
+        let b_end = rect_fits(r.dst_extent(), dst.size)?;
         if Arc::ptr_eq(&src, &dst) {
             if r.src_row_pitch != r.dst_row_pitch || r.src_slice_pitch != r.dst_slice_pitch {
                 return Err(CL_INVALID_VALUE);
             }
+            // No overflow: each start is below its extent.
             let start = |o: [usize; 3]| o[2] * r.src_slice_pitch + o[1] * r.src_row_pitch + o[0];
             let (a, b) = (start(r.src_origin), start(r.dst_origin));
-            let (a_end, b_end) = (r.src_extent(), r.dst_extent());
             if a < b_end && b < a_end {
                 return Err(CL_MEM_COPY_OVERLAP);
             }
@@ -509,10 +512,13 @@ cl_entry! {
         if !(1..=3).contains(&work_dim) {
             return Err(CL_INVALID_WORK_DIMENSION);
         }
-        if global_work_size.is_null() {
-            return Err(CL_INVALID_GLOBAL_WORK_SIZE);
-        }
-        let global = dims(global_work_size, work_dim, 1)?;
+        // OpenCL >= 2.1: a NULL or zero global size is a no-op that still orders the
+        // queue and completes its event.
+        let global = if global_work_size.is_null() {
+            [0; 3]
+        } else {
+            dims(global_work_size, work_dim, 1)?
+        };
         let offset = if global_work_offset.is_null() { None } else { Some(dims(global_work_offset, work_dim, 0)?) };
         let local = if local_work_size.is_null() { None } else { Some(dims(local_work_size, work_dim, 1)?) };
         enqueue_kernel(e, kernel, work_dim, offset, global, local)

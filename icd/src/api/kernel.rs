@@ -79,7 +79,7 @@ cl_entry! {
                 if mem.as_ref().is_some_and(|m| !Arc::ptr_eq(&m.context, &k.program.context)) {
                     return Err(CL_INVALID_MEM_OBJECT);
                 }
-                ArgValue::Mem(mem)
+                ArgValue::Mem(mem.as_ref().map(Arc::downgrade))
             }
             ArgKind::LocalPtr => {
                 if !arg_value.is_null() {
@@ -122,7 +122,7 @@ cl_entry! {
             CL_KERNEL_REFERENCE_COUNT => out.value::<cl_uint>(k.header().api_refs()),
             CL_KERNEL_CONTEXT => out.value(handle_of(&k.program.context)),
             CL_KERNEL_PROGRAM => out.value(handle_of(&k.program)),
-            CL_KERNEL_ATTRIBUTES => out.string(&k.compiled.info.attributes),
+            CL_KERNEL_ATTRIBUTES => out.string(&k.attributes),
             _ => Err(CL_INVALID_VALUE),
         }
     }
@@ -140,6 +140,29 @@ cl_entry! {
         let k = get::<Kernel>(kernel)?;
         let arg = k.arg(arg_index)?;
         let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        if !matches!(
+            param_name,
+            CL_KERNEL_ARG_ADDRESS_QUALIFIER
+                | CL_KERNEL_ARG_ACCESS_QUALIFIER
+                | CL_KERNEL_ARG_TYPE_NAME
+                | CL_KERNEL_ARG_TYPE_QUALIFIER
+                | CL_KERNEL_ARG_NAME
+        ) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // What the source declared (OpenCL C built with -cl-kernel-arg-info).
+        if let Some(info) = k.arg_info.as_ref().and_then(|a| a.get(arg_index as usize)) {
+            return match param_name {
+                CL_KERNEL_ARG_ADDRESS_QUALIFIER => out.value(info.address_qualifier),
+                CL_KERNEL_ARG_ACCESS_QUALIFIER => out.value(info.access_qualifier),
+                CL_KERNEL_ARG_TYPE_NAME => out.string(&info.type_name),
+                CL_KERNEL_ARG_TYPE_QUALIFIER => out.value(info.type_qualifier),
+                _ => out.string(&info.name),
+            };
+        }
+        // Otherwise only what SPIR-V says exactly: where the argument lives. Type
+        // names, qualifiers and names are not available (the specification keeps
+        // them to -cl-kernel-arg-info builds; SPIR-V has no signedness or typedefs).
         match param_name {
             CL_KERNEL_ARG_ADDRESS_QUALIFIER => out.value::<cl_kernel_arg_address_qualifier>(match arg.address_qualifier {
                 AddressQualifier::Global => CL_KERNEL_ARG_ADDRESS_GLOBAL,
@@ -148,20 +171,7 @@ cl_entry! {
                 AddressQualifier::Private => CL_KERNEL_ARG_ADDRESS_PRIVATE,
             }),
             CL_KERNEL_ARG_ACCESS_QUALIFIER => out.value::<cl_kernel_arg_access_qualifier>(CL_KERNEL_ARG_ACCESS_NONE),
-            CL_KERNEL_ARG_TYPE_QUALIFIER => out.value::<cl_bitfield>(arg.type_qualifier),
-            CL_KERNEL_ARG_TYPE_NAME => {
-                if arg.type_name.is_empty() {
-                    return Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
-                }
-                out.string(&arg.type_name)
-            }
-            CL_KERNEL_ARG_NAME => {
-                if arg.name.is_empty() {
-                    return Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
-                }
-                out.string(&arg.name)
-            }
-            _ => Err(CL_INVALID_VALUE),
+            _ => Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
         }
     }
 }

@@ -128,11 +128,10 @@ cl_entry! {
         event: *mut cl_event
     ) -> cl_int {
         let (q, wait) = queue_and_wait(command_queue, num_events_in_wait_list, event_wait_list)?;
-        if dst_ptr.is_null() || src_ptr.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
+        util::host_range(dst_ptr, size)?;
+        util::host_range(src_ptr, size)?;
         let (d, s) = (dst_ptr as usize, src_ptr as usize);
-        if d < s.saturating_add(size) && s < d.saturating_add(size) {
+        if d < s + size && s < d + size {
             return Err(CL_MEM_COPY_OVERLAP);
         }
         let command = Command::HostCopy { dst: HostPtr(dst_ptr.cast()), src: HostPtr(src_ptr.cast_mut().cast()), size };
@@ -152,7 +151,8 @@ cl_entry! {
         event: *mut cl_event
     ) -> cl_int {
         let (q, wait) = queue_and_wait(command_queue, num_events_in_wait_list, event_wait_list)?;
-        if svm_ptr.is_null() || pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
+        util::host_range(svm_ptr, size)?;
+        if pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
             return Err(CL_INVALID_VALUE);
         }
         if !(svm_ptr as usize).is_multiple_of(pattern_size) || !size.is_multiple_of(pattern_size) {
@@ -176,9 +176,10 @@ cl_entry! {
         event: *mut cl_event
     ) -> cl_int {
         let (q, wait) = queue_and_wait(command_queue, num_events_in_wait_list, event_wait_list)?;
-        if svm_ptr.is_null() || size == 0 {
+        if size == 0 {
             return Err(CL_INVALID_VALUE);
         }
+        util::host_range(svm_ptr, size)?;
         let known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
         if flags & !known != 0 {
             return Err(CL_INVALID_VALUE);

@@ -191,7 +191,8 @@ fn enqueue(
 
 fn fill(dst: *mut c_void, pattern: &[u8], size: usize) -> CLResult<Command> {
     let n = pattern.len();
-    if dst.is_null() || !n.is_power_of_two() || n > 128 || !size.is_multiple_of(n) {
+    util::host_range(dst, size)?;
+    if !n.is_power_of_two() || n > 128 || !size.is_multiple_of(n) {
         return Err(CL_INVALID_VALUE);
     }
     Ok(Command::HostFill {
@@ -249,11 +250,10 @@ cl_entry! {
         event: *mut cl_event
     ) -> cl_int {
         enqueue(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_MEMCPY_INTEL, blocking != CL_FALSE, || {
-            if dst_ptr.is_null() || src_ptr.is_null() {
-                return Err(CL_INVALID_VALUE);
-            }
+            util::host_range(dst_ptr, size)?;
+            util::host_range(src_ptr, size)?;
             let (d, s) = (dst_ptr as usize, src_ptr as usize);
-            if d < s.saturating_add(size) && s < d.saturating_add(size) {
+            if d < s + size && s < d + size {
                 return Err(CL_MEM_COPY_OVERLAP);
             }
             Ok(Command::HostCopy { dst: HostPtr(dst_ptr.cast()), src: HostPtr(src_ptr.cast_mut().cast()), size })

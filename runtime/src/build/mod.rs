@@ -29,6 +29,7 @@
 
 mod clang;
 mod jit_memo;
+pub mod kernel_info;
 mod link;
 mod local_retype;
 mod memo;
@@ -157,6 +158,16 @@ pub fn compile_source_with_headers(
 pub fn unload_compiler() {
     memo::clear();
     jit_memo::clear();
+}
+
+/// What `source`, built with `options`, declares about its kernels beyond SPIR-V
+/// (see [`kernel_info`]).
+pub fn kernel_source_info(
+    source: &str,
+    options: &BuildOptions,
+    headers: &[(&str, &str)],
+) -> Result<kernel_info::SourceInfoTable, SourceBuildError> {
+    Frontend::from_env()?.kernel_source_info(source, options, headers)
 }
 
 /// Starts building the precompiled header for `options` in the background (e.g. when
@@ -304,23 +315,66 @@ impl Frontend {
             // Before the application's -I directories: embedded headers win.
             other.insert(0, format!("-I{}", dir.path().display()));
         }
-        let pch = self
-            .pch
-            .as_ref()
-            .and_then(|cache| cache.get(&self.clang, &lang));
-        let result = match self.run(source, &lang, &other, pch.as_deref()) {
-            Err(SourceBuildError::Failed(log)) if pch.is_some() && is_pch_error(&log) => {
-                if let (Some(cache), Some(pch)) = (&self.pch, &pch) {
-                    cache.reject(pch);
+        let result = self
+            .run_with_pch(source, &lang, &other, Emit::Spirv)
+            .and_then(|out| {
+                let mut spirv = clang::spirv_words(&out.stdout).map_err(|msg| {
+                    SourceBuildError::Failed(format!("{}error: {msg}\n", out.log))
+                })?;
+                if local_retype::has_retyped_local(&spirv) {
+                    spirv = self.compile_via_ir(source, &out.args)?;
                 }
-                self.run(source, &lang, &other, None)
-            }
-            result => result,
-        };
+                Ok(ClangOutput {
+                    spirv,
+                    log: out.log,
+                })
+            });
         if let (Some(key), Ok(output)) = (memo_key, &result) {
             memo::put(key, output);
         }
         result
+    }
+
+    /// What `source` declares about its kernels beyond SPIR-V: clang once more, to
+    /// LLVM IR, whose kernel metadata says it (see [`kernel_info`]).
+    pub fn kernel_source_info(
+        &self,
+        source: &str,
+        options: &BuildOptions,
+        headers: &[(&str, &str)],
+    ) -> Result<kernel_info::SourceInfoTable, SourceBuildError> {
+        let (lang, mut other) = self.split_args(options);
+        let header_dir = link::write_headers(headers).map_err(SourceBuildError::Failed)?;
+        if let Some(dir) = &header_dir {
+            other.insert(0, format!("-I{}", dir.path().display()));
+        }
+        let out = self.run_with_pch(source, &lang, &other, Emit::LlvmText)?;
+        Ok(kernel_info::parse_llvm_ir(&String::from_utf8_lossy(
+            &out.stdout,
+        )))
+    }
+
+    /// [`Frontend::run`] with the cached PCH, retried without it if clang refuses it.
+    fn run_with_pch(
+        &self,
+        source: &str,
+        lang: &[String],
+        other: &[String],
+        emit: Emit,
+    ) -> Result<RunOutput, SourceBuildError> {
+        let pch = self
+            .pch
+            .as_ref()
+            .and_then(|cache| cache.get(&self.clang, lang));
+        match self.run(source, lang, other, pch.as_deref(), emit) {
+            Err(SourceBuildError::Failed(log)) if pch.is_some() && is_pch_error(&log) => {
+                if let (Some(cache), Some(pch)) = (&self.pch, &pch) {
+                    cache.reject(pch);
+                }
+                self.run(source, lang, other, None, emit)
+            }
+            result => result,
+        }
     }
 
     /// Whether a PCH for `options` is ready in the cache (tests, measurements).
@@ -332,13 +386,15 @@ impl Frontend {
             .is_some()
     }
 
+    /// Runs clang on `source`.
     fn run(
         &self,
         source: &str,
         lang: &[String],
         other: &[String],
         pch: Option<&Path>,
-    ) -> Result<ClangOutput, SourceBuildError> {
+        emit: Emit,
+    ) -> Result<RunOutput, SourceBuildError> {
         let mut args: Vec<OsString> = vec!["-cc1".into()];
         args.extend(lang.iter().map(OsString::from));
         // What clang's driver adds for speed: the process exits right after, so
@@ -376,7 +432,14 @@ impl Frontend {
         args.push("-avail-extern-to-local".into());
         args.push("-mllvm".into());
         args.push(spirv_ext_arg().into());
-        args.extend(["-emit-obj", "-x", "cl", "-o", "-", "-"].map(OsString::from));
+        args.push(
+            match emit {
+                Emit::Spirv => "-emit-obj",
+                Emit::LlvmText => "-emit-llvm",
+            }
+            .into(),
+        );
+        args.extend(["-x", "cl", "-o", "-", "-"].map(OsString::from));
 
         let started = std::time::Instant::now();
         let run = clang::run(&self.clang, &args, source.as_bytes()).map_err(|err| {
@@ -408,14 +471,10 @@ impl Frontend {
             }
             return Err(SourceBuildError::Failed(log));
         }
-        let mut spirv = clang::spirv_words(&run.stdout)
-            .map_err(|msg| SourceBuildError::Failed(format!("{}error: {msg}\n", run.stderr)))?;
-        if local_retype::has_retyped_local(&spirv) {
-            spirv = self.compile_via_ir(source, &args)?;
-        }
-        Ok(ClangOutput {
-            spirv,
+        Ok(RunOutput {
+            stdout: run.stdout,
             log: run.stderr,
+            args,
         })
     }
 
@@ -479,6 +538,22 @@ fn spirv_ext_arg() -> String {
             .collect::<Vec<_>>()
             .join(",")
     )
+}
+
+/// One clang run: its output, its diagnostics and its command line.
+struct RunOutput {
+    stdout: Vec<u8>,
+    log: String,
+    args: Vec<OsString>,
+}
+
+/// What clang produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Emit {
+    /// SPIR-V (the build).
+    Spirv,
+    /// Textual LLVM IR (for the kernel argument metadata).
+    LlvmText,
 }
 
 /// Whether `CRANECL_VERBOSE` asks for each clang command line and its time on
