@@ -4,8 +4,8 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use crate::sync::Mutex;
 use opencl_sys::*;
-use parking_lot::Mutex;
 
 use crate::callback::{run_object_callbacks, Callback, ContextNotifyFn, ObjectNotifyFn};
 use crate::object::{ApiHeader, ApiObject, ObjectKind};

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::sync::{Condvar, Mutex};
 use opencl_sys::*;
-use parking_lot::{Condvar, Mutex};
 
 use crate::callback::{Callback, EventNotifyFn};
 use crate::context::Context;

@@ -6,9 +6,9 @@
 
 use std::sync::{Arc, Weak};
 
+use crate::sync::Mutex;
 use cranecl_jit::{ArgKind, CompiledKernel, KernelArg};
 use opencl_sys::*;
-use parking_lot::Mutex;
 
 use crate::build::kernel_info::ArgInfo;
 use crate::exec::{self, LocalArg, NdRange};

@@ -13,6 +13,7 @@ pub mod context;
 pub mod event;
 pub mod exec;
 pub mod features;
+pub mod fork;
 pub mod kernel;
 pub mod memory;
 pub mod object;
@@ -22,6 +23,7 @@ pub mod printf;
 pub mod program;
 pub mod queue;
 pub mod svm;
+pub mod sync;
 pub mod topology;
 
 /// Result of an OpenCL operation: the error is the `CL_*` code the API returns.

@@ -17,8 +17,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use crate::sync::Mutex;
 use opencl_sys::*;
-use parking_lot::Mutex;
 
 use crate::callback::{run_object_callbacks, Callback, ObjectNotifyFn};
 use crate::context::Context;

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::sync::Mutex;
 use cranecl_jit::CompiledProgram;
 use opencl_sys::*;
-use parking_lot::Mutex;
 
 use crate::build::kernel_info::SourceInfoTable;
 use crate::build::{self, BuildOptions, LinkOptions, SourceBuildError};

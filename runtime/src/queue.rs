@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
+use crate::sync::Mutex;
 use opencl_sys::*;
-use parking_lot::Mutex;
 
 use crate::context::Context;
 use crate::event::{Event, WAIT_SPIN};

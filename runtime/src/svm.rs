@@ -10,8 +10,8 @@
 use std::alloc::{self, Layout};
 use std::collections::BTreeMap;
 
+use crate::sync::Mutex;
 use opencl_sys::*;
-use parking_lot::Mutex;
 
 use crate::platform::BUFFER_ALIGN;
 

@@ -13,8 +13,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::sync::Mutex;
 use cranecl_jit::{CompileError, CompileOptions, CompiledKernel, CompiledProgram};
-use parking_lot::Mutex;
 
 use super::pch::Fnv;
 use super::split;
@@ -24,6 +24,11 @@ use crate::exec;
 const MAX_ENTRIES: usize = 32;
 
 static MEMO: Mutex<VecDeque<(u64, Vec<Arc<CompiledKernel>>)>> = Mutex::new(VecDeque::new());
+
+/// Before `fork()`: holds the memo's lock (see `crate::fork`).
+pub(crate) fn hold_for_fork(held: &mut Vec<Box<dyn std::any::Any>>) {
+    held.push(Box::new(MEMO.lock()));
+}
 
 const OP_FUNCTION: u32 = 54;
 const OP_VARIABLE: u32 = 59;

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::pch::Fnv;
 use super::ClangOutput;
@@ -31,6 +31,11 @@ static MEMO: Mutex<Memo> = Mutex::new(Memo {
 
 /// Whether clang's output for `source` depends only on the source, the options and
 /// the embedded headers.
+/// Before `fork()`: holds the memo's lock (see `crate::fork`).
+pub(crate) fn hold_for_fork(held: &mut Vec<Box<dyn std::any::Any>>) {
+    held.push(Box::new(MEMO.lock()));
+}
+
 pub fn cacheable(source: &str) -> bool {
     ![
         "include",

@@ -190,9 +190,27 @@ pub struct Frontend {
     memo: bool,
 }
 
+/// The process-wide PCH cache, once looked for.
+static CACHE: OnceLock<Option<Arc<PchCache>>> = OnceLock::new();
+
+/// Before `fork()`: finishes setting up the process-wide PCH cache (see
+/// `crate::fork`).
+pub(crate) fn init_for_fork() {
+    let _ = default_cache();
+}
+
+/// Before `fork()`: holds the build's process-wide locks, in a fixed order (see
+/// `crate::fork`).
+pub(crate) fn hold_for_fork(held: &mut Vec<Box<dyn std::any::Any>>) {
+    memo::hold_for_fork(held);
+    jit_memo::hold_for_fork(held);
+    if let Some(Some(cache)) = CACHE.get() {
+        cache.hold_for_fork(held);
+    }
+}
+
 /// The process-wide PCH cache (None when disabled or no directory is writable).
 fn default_cache() -> Option<Arc<PchCache>> {
-    static CACHE: OnceLock<Option<Arc<PchCache>>> = OnceLock::new();
     CACHE
         .get_or_init(|| {
             let disabled = std::env::var("CRANECL_NO_PCH").is_ok_and(|v| !v.is_empty() && v != "0");

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::clang;
 
@@ -179,6 +179,12 @@ impl PchCache {
     /// The cache directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Before `fork()`: holds the cache's locks (see `crate::fork`).
+    pub(crate) fn hold_for_fork(&'static self, held: &mut Vec<Box<dyn std::any::Any>>) {
+        held.push(Box::new(self.header.lock()));
+        held.push(Box::new(self.entries.lock()));
     }
 
     /// The driver header on disk (written once, named after its content hash so a new

@@ -21,7 +21,7 @@ mod local_size;
 mod memory;
 mod ndrange;
 mod parallel;
-mod pool;
+pub(crate) mod pool;
 mod progress;
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::sync::Mutex;
 use cranecl_jit::{CompiledKernel, NdRangeInfo, WorkGroupState};
-use parking_lot::Mutex;
 
 use super::memory::{WorkerMemory, BLOCK_ALIGN};
 use super::pool::{self, Assist};

@@ -1,6 +1,6 @@
 //! The persistent worker pool: one thread per core, created on first use (and again
 //! in a child process that the application forked after using the driver, which
-//! inherits none of the parent's threads).
+//! inherits none of the parent's threads: see `crate::fork`).
 //!
 //! Workers take two kinds of work from one queue: command bodies ([`spawn`]) and
 //! invitations to help with a running ND-range ([`invite`]), which go first. An idle
@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 /// A command body or callback run on the pool.
 pub type Task = Box<dyn FnOnce() + Send + 'static>;
@@ -92,13 +92,25 @@ pub fn is_worker() -> bool {
     IS_WORKER.with(|w| w.get())
 }
 
-/// Whether a `fork()` handler clears [`POOL`] in the child, so that the pool need not
-/// compare process ids (a system call) on every use.
+/// Whether the `fork()` handlers clear [`POOL`] in the child, so that the pool need
+/// not compare process ids (a system call) on every use.
 static FORK_HANDLER: AtomicBool = AtomicBool::new(false);
 
-/// Runs in the child after `fork()`: the child has none of the parent's workers.
-extern "C" fn forget_pool_in_child() {
+/// Called by `crate::fork` once its handlers are (or failed to be) registered.
+pub(crate) fn note_fork_handlers(registered: bool) {
+    FORK_HANDLER.store(registered, Ordering::Relaxed);
+}
+
+/// In the child after `fork()`: the child has none of the parent's workers, and the
+/// forking thread is no worker there.
+pub(crate) fn forget_in_child() {
     POOL.store(std::ptr::null_mut(), Ordering::Release);
+    IS_WORKER.with(|w| w.set(false));
+}
+
+/// Before `fork()`: holds the pool's start lock (see `crate::fork`).
+pub(crate) fn hold_for_fork(held: &mut Vec<Box<dyn std::any::Any>>) {
+    held.push(Box::new(POOL_START.lock()));
 }
 
 /// This process's pool, if it has been started.
@@ -145,12 +157,7 @@ fn pool() -> &'static Shared {
         }
     }
     POOL.store(std::ptr::from_ref(shared).cast_mut(), Ordering::Release);
-    if !FORK_HANDLER.load(Ordering::Relaxed) {
-        // SAFETY: registers a handler that only stores to an atomic (async-signal-safe).
-        let registered =
-            unsafe { libc::pthread_atfork(None, None, Some(forget_pool_in_child)) } == 0;
-        FORK_HANDLER.store(registered, Ordering::Relaxed);
-    }
+    crate::fork::install();
     shared
 }
 

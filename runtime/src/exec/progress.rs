@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 /// How long a waiter whose own chunks are done spins for the others to finish
 /// theirs before it sleeps.

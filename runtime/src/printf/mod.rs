@@ -15,15 +15,20 @@ mod format;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::sync::Mutex;
 use cranecl_jit::printf::{PrintfInfo, ScalarKind, SitePiece, Slot, Spec};
 use cranecl_jit::PrintfBuffer;
-use parking_lot::Mutex;
 
 use format::{format_value, Value};
 
 /// Spare record buffers, so that repeated launches do not map and fault in a fresh
 /// megabyte each time.
 static SPARE: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
+
+/// Before `fork()`: holds the spare-buffer lock (see `crate::fork`).
+pub(crate) fn hold_for_fork(held: &mut Vec<Box<dyn std::any::Any>>) {
+    held.push(Box::new(SPARE.lock()));
+}
 
 /// How many spare buffers are kept.
 const MAX_SPARE: usize = 4;
