@@ -121,25 +121,6 @@ CRANECL_INT_CONVERT(ulong, ulong, 0, ULONG_MAX)
 #undef CRANECL_CONV_VECTOR
 #undef CRANECL_CONV_SCALAR
 
-/*
- * vloada_half3 reads (p + offset * 4), but clang-22's SPIR-V backend emits it as
- * vload_halfn with n = 3, which reads (p + offset * 3). Defined through vload_half3
- * at offset 0, which both agree on.
- */
-#define CRANECL_VLOADA_HALF3(AS)                                                        \
-    extern __inline float3 CRANECL_CONV_ATTR vloada_half3(size_t offset, const AS half *p) { \
-        return vload_half3(0, p + offset * 4);                                          \
-    }
-CRANECL_VLOADA_HALF3(__constant)
-#if defined(__opencl_c_generic_address_space)
-CRANECL_VLOADA_HALF3()
-#endif
-#if defined(__opencl_c_named_address_space_builtins)
-CRANECL_VLOADA_HALF3(__global)
-CRANECL_VLOADA_HALF3(__local)
-CRANECL_VLOADA_HALF3(__private)
-#endif
-#undef CRANECL_VLOADA_HALF3
 #undef CRANECL_CONV_ATTR
 #endif /* OpenCL C >= 1.2 */
 
@@ -167,5 +148,13 @@ CRANECL_VLOADA_HALF3(__private)
 #define inline __attribute__((__unused__))
 #pragma clang diagnostic pop
 #endif
+
+/*
+ * vloada_half3 reads (p + offset * 4), but clang-22's SPIR-V backend emits it as
+ * vload_halfn with n = 3, which reads (p + offset * 3). A macro (every OpenCL C
+ * version, every address space) over vload_half3 at offset 0, which both agree on.
+ */
+#define vloada_half3(offset, p) vload_half3(0, (p) + (size_t)(offset) * 4)
+
 
 #endif /* CRANECL_DRIVER_H */
