@@ -430,3 +430,48 @@ kernel void k(global const half4* a, global const half4* b, global half4* o, glo
         }
     }
 }
+
+#[test]
+fn sub_group_and_work_group_operations_on_half() {
+    let src = r#"
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void k(global const half* a, global half* o) {
+  size_t i = get_global_id(0);
+  half x = a[i];
+  o[5*i+0] = sub_group_reduce_add(x);
+  o[5*i+1] = sub_group_scan_inclusive_max(x);
+  o[5*i+2] = sub_group_broadcast(x, 1);
+  o[5*i+3] = work_group_reduce_add(x);
+  o[5*i+4] = work_group_scan_exclusive_min(x);
+}
+"#;
+    let (n, l) = (256, 64);
+    // Multiples of 1/8 below 64: every partial sum is exact in f32.
+    let mut a: Vec<u16> = (0..n)
+        .map(|k| to_half(((k * 37) % 512) as f64 / 8.0 - 20.0, Mode::Rte))
+        .collect();
+    for w in [4, 8, 16] {
+        let p = build_w(src, w);
+        let mut o = vec![0u16; 5 * n];
+        run(kernel(&p, "k"), &[n], &[l], &[buf(&mut a), buf(&mut o)]);
+        for i in 0..n {
+            let sg = i / w as usize * w as usize;
+            let wg = i / l * l;
+            let v = |k: usize| hval(a[k]);
+            let sg_sum: f64 = (sg..sg + w as usize).map(v).sum();
+            let scan_max = (sg..=i).map(v).fold(f64::NEG_INFINITY, f64::max);
+            let wg_sum: f64 = (wg..wg + l).map(v).sum();
+            let ex_min = (wg..i).map(v).fold(f64::INFINITY, f64::min);
+            let want = [
+                to_half(sg_sum, Mode::Rte),
+                to_half(scan_max, Mode::Rte),
+                a[sg + 1],
+                to_half(wg_sum, Mode::Rte),
+                to_half(ex_min, Mode::Rte),
+            ];
+            for (j, wv) in want.iter().enumerate() {
+                assert_eq!(o[5 * i + j], *wv, "W={w} op {j} item {i}");
+            }
+        }
+    }
+}

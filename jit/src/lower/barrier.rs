@@ -409,11 +409,41 @@ impl Tr<'_, '_> {
                 "work-group collectives on vectors",
             ));
         }
-        let e = elems[0];
-        let vals: Vec<Val> = args
+        let mut vals: Vec<Val> = args
             .iter()
             .map(|a| self.get(*a))
             .collect::<Result<_, _>>()?;
+        let float_arith = matches!(
+            op,
+            GroupOp::FAdd | GroupOp::FMul | GroupOp::FMin | GroupOp::FMax
+        );
+        if float_arith && elems[0] == Elem::F16 {
+            // Combined in f32 (partials, slots and scans), rounded to half once.
+            if let Some(v) = vals.first_mut() {
+                v.leaves[0] = self.half_to_f32(&v.leaves[0]);
+                v.elems = std::rc::Rc::new(vec![Elem::F32]);
+            }
+            let wide = std::rc::Rc::new(vec![Elem::F32]);
+            let r = self.work_group_collective_of(op, mode, vals, wide, bi, k)?;
+            return Ok(Val {
+                leaves: vec![self.f32_to_half(&r.leaves[0])],
+                elems,
+            });
+        }
+        self.work_group_collective_of(op, mode, vals, elems, bi, k)
+    }
+
+    /// [`Self::work_group_collective`] on operand values `vals` with result `elems`.
+    fn work_group_collective_of(
+        &mut self,
+        op: GroupOp,
+        mode: Option<GroupMode>,
+        vals: Vec<Val>,
+        elems: std::rc::Rc<Vec<Elem>>,
+        bi: usize,
+        k: usize,
+    ) -> Result<Val, CompileError> {
+        let e = elems[0];
         let v = vals
             .first()
             .ok_or_else(|| CompileError::malformed("work-group collective without a value"))?

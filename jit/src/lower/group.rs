@@ -42,15 +42,6 @@ impl Tr<'_, '_> {
         k: usize,
     ) -> Result<Val, CompileError> {
         let sc = self.scope_value(scope)?;
-        let float_arith = matches!(
-            op,
-            GroupOp::FAdd | GroupOp::FMul | GroupOp::FMin | GroupOp::FMax
-        );
-        if float_arith && self.elems(rty)?.contains(&Elem::F16) {
-            return Err(CompileError::unsupported(format!(
-                "group operation {op:?} on half values"
-            )));
-        }
         if sc == SCOPE_WORKGROUP {
             return self.work_group_collective(op, mode, args, rty, bi, k);
         }
@@ -216,7 +207,15 @@ impl Tr<'_, '_> {
                 | GroupOp::LogicalXor => {
                     let v = arg(0)?;
                     let (ve, vl) = (v.elems[i], v.leaves[i].clone());
-                    self.sub_group_reduce(op, mode.unwrap_or(GroupMode::Reduce), ve, &vl)?
+                    let mode = mode.unwrap_or(GroupMode::Reduce);
+                    if ve == Elem::F16 {
+                        // Combined in f32, rounded to half once.
+                        let wide = self.half_to_f32(&vl);
+                        let r = self.sub_group_reduce(op, mode, Elem::F32, &wide)?;
+                        self.f32_to_half(&r)
+                    } else {
+                        self.sub_group_reduce(op, mode, ve, &vl)?
+                    }
                 }
                 GroupOp::BlockRead => unreachable!("handled above"),
                 GroupOp::BlockWrite => {
