@@ -303,3 +303,55 @@ kernel void k(global const float4* f, global const ulong* u, global const int* i
         assert_eq!(fi[g], i[g] as f32);
     }
 }
+
+#[test]
+fn narrow_selects_follow_each_lane() {
+    // Per-lane conditions choosing between char, short and half values.
+    let src = r#"
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void k(global const char* a, global const char* b, global const short* s,
+              global const short* t, global const half* h, global const half* g,
+              global char* oc, global short* os, global half* oh) {
+  size_t i = get_global_id(0);
+  oc[i] = a[i] < b[i] ? a[i] : b[i];
+  os[i] = s[i] > t[i] ? s[i] : t[i];
+  oh[i] = (i & 3) == 1 ? h[i] : g[i];
+}
+"#;
+    let n = 96;
+    let mut a: Vec<i8> = (0..n).map(|x| ((x * 37) % 256) as i8).collect();
+    let mut b: Vec<i8> = (0..n).map(|x| ((x * 91 + 5) % 256) as i8).collect();
+    let mut s: Vec<i16> = (0..n).map(|x| (x as i16).wrapping_mul(1237)).collect();
+    let mut t: Vec<i16> = (0..n).map(|x| (x as i16).wrapping_mul(-911)).collect();
+    let mut h: Vec<u16> = (0..n).map(|x| 0x3c00 + x as u16).collect();
+    let mut g: Vec<u16> = (0..n).map(|x| 0xc000 + x as u16).collect();
+    for w in [4, 8, 16, 32] {
+        let p = build_w(src, w);
+        let (mut oc, mut os, mut oh) = (vec![0i8; n], vec![0i16; n], vec![0u16; n]);
+        run(
+            kernel(&p, "k"),
+            &[n],
+            &[32],
+            &[
+                buf(&mut a),
+                buf(&mut b),
+                buf(&mut s),
+                buf(&mut t),
+                buf(&mut h),
+                buf(&mut g),
+                buf(&mut oc),
+                buf(&mut os),
+                buf(&mut oh),
+            ],
+        );
+        for i in 0..n {
+            assert_eq!(oc[i], a[i].min(b[i]), "W={w} char {i}");
+            assert_eq!(os[i], s[i].max(t[i]), "W={w} short {i}");
+            assert_eq!(
+                oh[i],
+                if i & 3 == 1 { h[i] } else { g[i] },
+                "W={w} half {i}"
+            );
+        }
+    }
+}

@@ -355,8 +355,8 @@ impl Tr<'_, '_> {
         self.chunks_of(Elem::Bool, lv)
     }
 
-    /// Chunk of `mask` converted to the lane layout of element `e` (for bitselect on
-    /// chunks of `e`), for 32-bit element types only.
+    /// `mask ? a : b` lane-wise on leaves of element `e`: a bitselect per chunk with
+    /// the mask in `e`'s lane layout (32-, 16- and 8-bit elements), else per lane.
     pub fn select_vec(&mut self, e: Elem, mask: &[Value], a: &Lv, b: &Lv) -> Lv {
         match e {
             Elem::I32 | Elem::F32 | Elem::Bool => {
@@ -374,6 +374,29 @@ impl Tr<'_, '_> {
                             };
                             self.b.ins().bitselect(m, *x, *y)
                         })
+                        .collect(),
+                )
+            }
+            Elem::I16 | Elem::F16 | Elem::I8 => {
+                // Narrow the i32 masks (all ones / zero) to the element's lanes: pairs
+                // of chunks saturate into one (twice for bytes); a lone chunk pairs
+                // with itself, its upper copy landing in lanes past W.
+                let mut m: Vec<Value> = mask.to_vec();
+                for _ in 0..if e == Elem::I8 { 2 } else { 1 } {
+                    m = m
+                        .chunks(2)
+                        .map(|p| {
+                            let hi = p.get(1).copied().unwrap_or(p[0]);
+                            self.b.ins().snarrow(p[0], hi)
+                        })
+                        .collect();
+                }
+                let va = self.chunks_of(e, a);
+                let vb = self.chunks_of(e, b);
+                Lv::V(
+                    m.iter()
+                        .zip(va.iter().zip(&vb))
+                        .map(|(m, (x, y))| self.b.ins().bitselect(*m, *x, *y))
                         .collect(),
                 )
             }
