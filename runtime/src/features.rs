@@ -24,6 +24,7 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     // __opencl_c_ext_fp* features below.
     ("cl_ext_float_atomics", (1, 0, 0)),
     ("cl_khr_fp64", (1, 0, 0)),
+    ("cl_khr_fp16", (1, 0, 0)),
     ("cl_khr_il_program", (1, 0, 0)),
     // SPIR-V extensions whose instructions and decorations the jit implements.
     ("cl_khr_spirv_no_integer_wrap_decoration", (1, 0, 0)),

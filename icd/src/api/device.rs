@@ -141,7 +141,12 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
             out.value::<cl_uint>(2)
         }
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => {
-            out.value::<cl_uint>(0)
+            // Eight halves fill a 128-bit lane chunk; 0 without cl_khr_fp16.
+            out.value::<cl_uint>(if features::has_extension("cl_khr_fp16") {
+                8
+            } else {
+                0
+            })
         }
         CL_DEVICE_MAX_CLOCK_FREQUENCY => out.value::<cl_uint>(cpu_mhz()),
         CL_DEVICE_ADDRESS_BITS => out.value::<cl_uint>(64),
@@ -164,13 +169,22 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
         CL_DEVICE_MAX_PARAMETER_SIZE => out.value(rt::MAX_PARAMETER_SIZE),
         CL_DEVICE_MEM_BASE_ADDR_ALIGN => out.value::<cl_uint>(rt::MEM_BASE_ADDR_ALIGN_BITS),
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => out.value::<cl_uint>(128),
-        CL_DEVICE_SINGLE_FP_CONFIG => out.value(FP_CONFIG),
+        // f32 division and sqrt are IEEE operations, correctly rounded with or without
+        // -cl-fp32-correctly-rounded-divide-sqrt.
+        CL_DEVICE_SINGLE_FP_CONFIG => out.value(FP_CONFIG | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT),
         CL_DEVICE_DOUBLE_FP_CONFIG => out.value(if features::has_feature("__opencl_c_fp64") {
             FP_CONFIG
         } else {
             0
         }),
-        CL_DEVICE_HALF_FP_CONFIG => out.value::<cl_device_fp_config>(0),
+        CL_DEVICE_HALF_FP_CONFIG => {
+            // Half arithmetic is computed in f32 and rounded once: the same guarantees.
+            out.value::<cl_device_fp_config>(if features::has_extension("cl_khr_fp16") {
+                FP_CONFIG
+            } else {
+                0
+            })
+        }
         CL_DEVICE_GLOBAL_MEM_CACHE_TYPE => {
             out.value::<cl_device_mem_cache_type>(CL_READ_WRITE_CACHE)
         }
