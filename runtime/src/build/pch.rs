@@ -128,18 +128,26 @@ fn remove_stale_temp_files(dir: &Path) {
 /// The default cache directory: `CRANECL_CACHE_DIR`, `$XDG_CACHE_HOME/cranecl`,
 /// `~/.cache/cranecl`, else a directory under the system temp dir.
 pub fn default_cache_dir() -> PathBuf {
-    let from_env = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(dir) = from_env("CRANECL_CACHE_DIR") {
-        return dir;
+    cache_dir_from(|name| std::env::var_os(name))
+}
+
+/// [`default_cache_dir`] with the environment given by `var`. The result is always
+/// absolute: clang runs with the application's working directory, which may change
+/// after the directory is chosen. A relative `CRANECL_CACHE_DIR` is taken relative to
+/// the working directory now; a relative `XDG_CACHE_HOME` or `HOME` is ignored, as the
+/// XDG Base Directory specification asks (pyopencl's own tests set a relative
+/// `XDG_CACHE_HOME` and delete it afterwards).
+fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+    let value = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = value("CRANECL_CACHE_DIR") {
+        if let Ok(dir) = std::path::absolute(&dir) {
+            return dir;
+        }
     }
-    if let Some(dir) = from_env("XDG_CACHE_HOME") {
+    if let Some(dir) = value("XDG_CACHE_HOME").filter(|d| d.is_absolute()) {
         return dir.join("cranecl");
     }
-    if let Some(home) = from_env("HOME") {
+    if let Some(home) = value("HOME").filter(|d| d.is_absolute()) {
         return home.join(".cache").join("cranecl");
     }
     std::env::temp_dir().join("cranecl-cache")
@@ -365,6 +373,43 @@ mod tests {
         assert_ne!(
             Fnv::new().bytes(b"ab").bytes(b"c").finish(),
             Fnv::new().bytes(b"a").bytes(b"bc").finish()
+        );
+    }
+
+    #[test]
+    fn cache_dir_is_absolute_and_ignores_relative_xdg_paths() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let from = |pairs| cache_dir_from(env(pairs));
+        assert_eq!(
+            from(&[("CRANECL_CACHE_DIR", "/c"), ("XDG_CACHE_HOME", "/x")]),
+            PathBuf::from("/c")
+        );
+        let relative = from(&[("CRANECL_CACHE_DIR", "rel/dir")]);
+        assert!(relative.is_absolute(), "{relative:?}");
+        assert!(relative.ends_with("rel/dir"), "{relative:?}");
+        assert_eq!(
+            from(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]),
+            PathBuf::from("/x/cranecl")
+        );
+        // relative (invalid per the XDG spec) or empty: the next choice
+        assert_eq!(
+            from(&[("XDG_CACHE_HOME", "tmpdir_xdg"), ("HOME", "/h")]),
+            PathBuf::from("/h/.cache/cranecl")
+        );
+        assert_eq!(
+            from(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")]),
+            PathBuf::from("/h/.cache/cranecl")
+        );
+        assert_eq!(
+            from(&[("HOME", "home")]),
+            std::env::temp_dir().join("cranecl-cache")
         );
     }
 
