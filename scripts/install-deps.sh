@@ -43,7 +43,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     echo "install-deps: creating $VENV"
     python3 -m venv "$VENV"
 fi
-if ! "$VENV/bin/python" -c 'import pyopencl, numpy, pytest, mako' >/dev/null 2>&1; then
+if ! "$VENV/bin/python" -c 'import pyopencl, numpy, pytest, mako, scipy, mpmath' >/dev/null 2>&1; then
     echo "install-deps: pip install -r conformance/python/requirements.txt"
     "$VENV/bin/pip" install -q --upgrade pip
     "$VENV/bin/pip" install -q -r conformance/python/requirements.txt
