@@ -168,6 +168,29 @@ pub fn run_with_printf(
     args: &[Arg],
     printf: Option<&PrintfBuffer>,
 ) {
+    run_full(kernel, global, local, &[0; 3], args, printf)
+}
+
+/// [`run`] with a global work offset (`get_global_offset`, one per dimension).
+pub fn run_offset(
+    kernel: &CompiledKernel,
+    global: &[usize],
+    local: &[usize],
+    offset: &[u64],
+    args: &[Arg],
+) {
+    run_full(kernel, global, local, offset, args, None)
+}
+
+/// Runs an ND-range with offsets and an optional printf buffer.
+pub fn run_full(
+    kernel: &CompiledKernel,
+    global: &[usize],
+    local: &[usize],
+    offset: &[u64],
+    args: &[Arg],
+    printf: Option<&PrintfBuffer>,
+) {
     let info = &kernel.info;
     assert_eq!(
         args.len(),
@@ -183,10 +206,12 @@ pub fn run_with_printf(
         l[d] = local[d] as u64;
     }
     let num_groups = [0, 1, 2].map(|d| g[d].div_ceil(l[d]));
+    let mut global_offset = [0u64; 3];
+    global_offset[..offset.len()].copy_from_slice(offset);
     let nd = NdRangeInfo {
         work_dim: dims as u32,
         _pad: 0,
-        global_offset: [0; 3],
+        global_offset,
         global_size: g,
         enqueued_local_size: l,
         num_groups,
