@@ -50,10 +50,8 @@ def known_failure(reason, raises=cl.RuntimeError):
 
 
 # The failures other helpers of issue 7 are fixing (see known_failure).
-ADD_CARRY = "OpIAddCarry unsupported: pyopencl.clrandom (intake)"
-C99_INLINE = "C99 inline functions of pyopencl-complex.h unresolved (link)"
+SORT_NETWORK_BUILD = "bitonic argsort's unrolled sorting networks take ~10 s each to JIT (scale)"
 BESSEL_BUILD = "pyopencl's Bessel kernels take minutes to JIT (scale)"
-SORT_NETWORK_BUILD = "bitonic sort's unrolled sorting networks take ~10 s each to JIT (scale)"
 
 
 def has_fp64(device):

@@ -11,7 +11,7 @@ import pytest
 from pyopencl import clrandom, cltypes
 from pyopencl.array import _splay
 
-from conftest import ADD_CARRY, has_fp64, known_failure, require
+from conftest import has_fp64, require
 from random123 import generator_bits, philox4x32, threefry4x32
 
 GENERATORS = {
@@ -149,7 +149,6 @@ def _expected_uniform(dtype_key, bits, a, b):
 
 @pytest.mark.parametrize("dtype_key", list(DTYPES))
 @pytest.mark.parametrize("kind", list(GENERATORS))
-@known_failure(ADD_CARRY)
 def test_uniform_bit_exact(ctx, queue, device, kind, dtype_key):
     dtype = DTYPES[dtype_key][0]
     if dtype_key == "float64":
@@ -193,7 +192,6 @@ def _box_muller(x, dtype):
 
 @pytest.mark.parametrize("dtype_key", NORMAL_DTYPES)
 @pytest.mark.parametrize("kind", list(GENERATORS))
-@known_failure(ADD_CARRY)
 def test_normal_against_box_muller(ctx, queue, device, kind, dtype_key):
     if dtype_key == "float64":
         require(has_fp64(device), "cl_khr_fp64")
@@ -214,7 +212,6 @@ def test_normal_against_box_muller(ctx, queue, device, kind, dtype_key):
 
 
 @pytest.mark.parametrize("kind", list(GENERATORS))
-@known_failure(ADD_CARRY)
 def test_uniform_and_normal_statistics(ctx, queue, kind):
     n = 1 << 20
     gen = GENERATORS[kind](ctx, seed=2024)
@@ -237,7 +234,6 @@ def test_uniform_and_normal_statistics(ctx, queue, kind):
 
 
 @pytest.mark.parametrize("kind", list(GENERATORS))
-@known_failure(ADD_CARRY)
 def test_seeds_and_counters(ctx, queue, kind):
     cls = GENERATORS[kind]
     first = cls(ctx, seed=7).uniform(queue, (1000,), np.float32).get()
@@ -262,7 +258,6 @@ def test_seeds_and_counters(ctx, queue, kind):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
-@known_failure(ADD_CARRY)
 def test_rand_and_fill_rand(queue, device, dtype):
     if dtype == np.float64:
         require(has_fp64(device), "cl_khr_fp64")

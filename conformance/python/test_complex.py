@@ -13,7 +13,7 @@ import pytest
 from pyopencl.elementwise import ElementwiseKernel
 from pyopencl.reduction import ReductionKernel
 
-from conftest import C99_INLINE, has_fp64, known_failure, require
+from conftest import has_fp64, require
 
 COMPLEX = [np.complex64, np.complex128]
 REAL_OF = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
@@ -78,7 +78,6 @@ def test_complex_array_division_and_powers(queue, device, rng, dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-@known_failure(C99_INLINE)
 def test_real_over_complex(queue, device, rng, dtype):
     # cfloat_rdivide: a real numerator over complex arrays
     need(device, dtype)
@@ -95,7 +94,7 @@ def test_real_over_complex(queue, device, rng, dtype):
 )
 @pytest.mark.parametrize(
     "op",
-    [operator.add, operator.sub, operator.mul, pytest.param(operator.truediv, marks=known_failure(C99_INLINE))],
+    [operator.add, operator.sub, operator.mul, operator.truediv],
     ids=lambda op: op.__name__,
 )
 def test_mixed_real_and_complex_arrays(queue, device, rng, real, cplx, op):
@@ -122,13 +121,10 @@ COMPLEX_FUNCS = {
     "tanh": ((-3, 3), 2e-6),
 }
 # the ones whose header functions clang does not inline today
-NOT_INLINED = {"sqrt", "tan", "tanh"}
-
-
 @pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=known_failure(C99_INLINE)) if n in NOT_INLINED else n for n in COMPLEX_FUNCS],
+    list(COMPLEX_FUNCS),
 )
 def test_complex_clmath(queue, device, name, dtype):
     need(device, dtype)
@@ -173,7 +169,6 @@ kernel void all_ops(global const T *a, global const T *b, global const %(r)s *s,
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-@known_failure(C99_INLINE)
 def test_complex_header_functions(ctx, queue, device, rng, dtype):
     need(device, np.float64)  # the header's cdouble part needs fp64 even for cfloat
     real = REAL_OF[np.dtype(dtype)]

@@ -228,6 +228,8 @@ def test_key_value_sorter(ctx, queue, rng):
 BITONIC_BUDGET_S = 60
 BITONIC_AXIS_CASES = [(dt, size) for dt in ("int32", "uint32", "float32", "float64") for size in (4, 16, 512)]
 BITONIC_ARGSORT_CASES = [("int32", 0), ("int32", 4), ("int32", 2**14), ("float64", 2**14), ("float32", 2**18)]
+# Not sorted within the budget yet: their networks' builds (the last of the child).
+SLOW_ARGSORT = [("float64", 2**14), ("float32", 2**18)]
 BITONIC_CHILD = f"""
 from pyopencl.bitonic_sort import BitonicSort
 rng = np.random.default_rng(5)
@@ -271,14 +273,13 @@ def test_bitonic_sort_along_an_axis(bitonic, dtype, size):
     np.testing.assert_array_equal(got, np.sort(host, axis=1))
 
 
-@known_failure(SORT_NETWORK_BUILD, raises=TimeoutError)
 def test_bitonic_sort_large_flat_array(bitonic):
     np.testing.assert_array_equal(bitonic["out-flat"], np.sort(bitonic["in-flat"]))
 
 
 @pytest.mark.parametrize(
     ("dtype", "size"),
-    [c if c[1] < 2**14 else pytest.param(*c, marks=known_failure(SORT_NETWORK_BUILD, raises=TimeoutError))
+    [c if c not in SLOW_ARGSORT else pytest.param(*c, marks=known_failure(SORT_NETWORK_BUILD, raises=TimeoutError))
      for c in BITONIC_ARGSORT_CASES],
 )
 def test_bitonic_argsort(bitonic, dtype, size):

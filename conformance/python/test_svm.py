@@ -40,8 +40,9 @@ def test_capabilities_are_what_cranecl_implements(device):
     if is_cranecl():
         assert caps & cl.device_svm_capabilities.COARSE_GRAIN_BUFFER
         assert caps & cl.device_svm_capabilities.FINE_GRAIN_BUFFER
-        # SVM atomics are not offered, so they must not be claimed
-        assert not caps & cl.device_svm_capabilities.ATOMICS
+        # Fine-grain buffers with SVM atomics (conformance/tests/kernels_memory_model.rs
+        # check host/device atomics on them)
+        assert caps & cl.device_svm_capabilities.ATOMICS
     if caps & cl.device_svm_capabilities.ATOMICS:
         assert caps & cl.device_svm_capabilities.FINE_GRAIN_BUFFER
 

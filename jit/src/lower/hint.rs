@@ -432,14 +432,19 @@ impl Tr<'_, '_> {
             self.b.append_block_param(join, *t);
         }
         self.b.ins().brif(cond, by, &[], bn, &[]);
+        // A full-mask test computed inside one side does not dominate the other
+        // side or the join: each starts from what held before the branch.
+        let full_before = self.mask_full;
         self.b.switch_to_block(by);
         let vy = yes(self)?;
         let args: Vec<BlockArg> = vy.iter().map(|v| BlockArg::Value(*v)).collect();
         self.b.ins().jump(join, &args);
+        self.mask_full = full_before;
         self.b.switch_to_block(bn);
         let vn = no(self)?;
         let args: Vec<BlockArg> = vn.iter().map(|v| BlockArg::Value(*v)).collect();
         self.b.ins().jump(join, &args);
+        self.mask_full = full_before;
         self.b.switch_to_block(join);
         Ok(self.b.block_params(join).to_vec())
     }

@@ -913,10 +913,13 @@ impl Tr<'_, '_> {
                 self.b.append_block_param(join, *t);
             }
             self.b.ins().brif(act, doit, &[], join, &zeros);
+            // What `f` caches inside the guarded block does not dominate the join.
+            let full_before = self.mask_full;
             self.b.switch_to_block(doit);
             let r = f(self, l)?;
             let args: Vec<ir::BlockArg> = r.iter().map(|v| ir::BlockArg::Value(*v)).collect();
             self.b.ins().jump(join, &args);
+            self.mask_full = full_before;
             self.b.switch_to_block(join);
             out.push(self.b.block_params(join).to_vec());
         }

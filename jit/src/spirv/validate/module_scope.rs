@@ -376,8 +376,21 @@ impl Validator<'_> {
                         )));
                     }
                 }
-                Storage::Workgroup if g.init.is_some() => {
-                    return Err(bad("a Workgroup variable cannot have an initializer".into()))
+                // __local contents start undefined: the build's IR path
+                // (runtime::build::local_retype) gives such arrays a zero initializer
+                // only to keep their type, so OpUndef and OpConstantNull are accepted
+                // and never applied; any other value is refused.
+                Storage::Workgroup
+                    if g.init.is_some_and(|i| {
+                        !matches!(
+                            self.m.constants.get(&i).map(|c| &c.value),
+                            Some(ConstValue::Undef | ConstValue::Null)
+                        )
+                    }) =>
+                {
+                    return Err(bad(
+                        "a Workgroup variable cannot have an initializer other than OpUndef or OpConstantNull".into(),
+                    ))
                 }
                 _ => {}
             }
