@@ -14,9 +14,8 @@ use crate::build::kernel_info::ArgInfo;
 use crate::exec::{self, LocalArg, NdRange};
 use crate::memory::Mem;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
-use crate::platform::{LOCAL_MEM_SIZE, MAX_WORK_GROUP_SIZE, MAX_WORK_ITEM_SIZES};
-use crate::program::Program;
-use crate::program::ProgramSource;
+use crate::platform::{Device, LOCAL_MEM_SIZE, MAX_WORK_GROUP_SIZE, MAX_WORK_ITEM_SIZES};
+use crate::program::{Executable, Program, ProgramSource};
 use crate::CLResult;
 
 /// The value of one kernel argument.
@@ -41,7 +40,8 @@ pub struct Kernel {
     header: ApiHeader,
     /// The program (an implicit reference).
     pub program: Arc<Program>,
-    /// The compiled code and metadata.
+    /// The compiled code and metadata (of the first device the program was built
+    /// for; every device's kernel has the same arguments).
     pub compiled: Arc<CompiledKernel>,
     /// Whether ND-ranges must use uniform work-groups (from the program's build).
     pub uniform_work_groups: bool,
@@ -51,7 +51,46 @@ pub struct Kernel {
     /// `CL_KERNEL_ATTRIBUTES`: the OpenCL C attributes of the kernel (empty for
     /// programs from IL, which carry no OpenCL C).
     pub attributes: String,
+    /// The code for each device the program has an executable for.
+    per_device: Vec<DeviceCode>,
     args: Mutex<Vec<Option<ArgValue>>>,
+}
+
+/// A kernel's code for one device of its program.
+#[derive(Clone)]
+struct DeviceCode {
+    device: Arc<Device>,
+    compiled: Arc<CompiledKernel>,
+    uniform_work_groups: bool,
+}
+
+/// What the OpenCL C source says about a kernel beyond its SPIR-V.
+struct KernelSourceInfo {
+    arg_info: Option<Vec<ArgInfo>>,
+    attributes: String,
+}
+
+impl KernelSourceInfo {
+    /// The argument info and attributes of `kernel` in the build `exe` of `program`.
+    fn of(program: &Program, exe: &Executable, kernel: &CompiledKernel) -> KernelSourceInfo {
+        let source_info = exe
+            .source_info
+            .as_ref()
+            .and_then(|t| t.get(&kernel.info.name).cloned());
+        let arg_info = source_info
+            .as_ref()
+            .and_then(|s| s.args.clone())
+            .filter(|a| a.len() == kernel.info.args.len());
+        let attributes = match (&program.source, source_info) {
+            (ProgramSource::Il(_), _) => String::new(),
+            (_, Some(s)) => s.attributes,
+            (_, None) => kernel.info.attributes.clone(),
+        };
+        KernelSourceInfo {
+            arg_info,
+            attributes,
+        }
+    }
 }
 
 impl ApiObject for Kernel {
@@ -65,78 +104,88 @@ impl ApiObject for Kernel {
 const LOCAL_ARG_ALIGN: usize = 64;
 
 impl Kernel {
-    /// `clCreateKernel`: `CL_INVALID_PROGRAM_EXECUTABLE` if the program is not built,
-    /// `CL_INVALID_KERNEL_NAME` if it has no such kernel.
+    /// `clCreateKernel`: `CL_INVALID_PROGRAM_EXECUTABLE` if the program is built for
+    /// no device, `CL_INVALID_KERNEL_NAME` if it has no such kernel,
+    /// `CL_INVALID_KERNEL_DEFINITION` if the devices' builds disagree on it.
     pub fn new(program: &Arc<Program>, name: &str) -> CLResult<Arc<Kernel>> {
-        let state = program.state();
-        let compiled = state
-            .compiled
-            .as_ref()
-            .ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-        let kernel = compiled.kernel(name).ok_or(CL_INVALID_KERNEL_NAME)?.clone();
-        Ok(Self::from_parts(
-            program.clone(),
-            kernel,
-            state.uniform_work_groups,
-            None,
-        ))
+        let executables = program.executables();
+        let Some(first) = executables.first() else {
+            return Err(CL_INVALID_PROGRAM_EXECUTABLE);
+        };
+        let first_kernel = first.compiled.kernel(name).ok_or(CL_INVALID_KERNEL_NAME)?;
+        let source = KernelSourceInfo::of(program, first, first_kernel);
+        let mut per_device = Vec::with_capacity(executables.len());
+        for exe in &executables {
+            let kernel = exe
+                .compiled
+                .kernel(name)
+                .filter(|k| same_definition(first_kernel, k))
+                .ok_or(CL_INVALID_KERNEL_DEFINITION)?;
+            per_device.push(DeviceCode {
+                device: Arc::clone(&exe.device),
+                compiled: kernel.clone(),
+                uniform_work_groups: exe.uniform_work_groups,
+            });
+        }
+        Ok(Self::from_parts(program.clone(), per_device, source, None))
     }
 
     fn from_parts(
         program: Arc<Program>,
-        compiled: Arc<CompiledKernel>,
-        uniform_work_groups: bool,
+        per_device: Vec<DeviceCode>,
+        source: KernelSourceInfo,
         args: Option<Vec<Option<ArgValue>>>,
     ) -> Arc<Kernel> {
-        let n = compiled.info.args.len();
+        let first = per_device[0].clone();
+        let n = first.compiled.info.args.len();
         program.kernel_created();
-        let source_info = program
-            .state()
-            .source_info
-            .and_then(|t| t.get(&compiled.info.name).cloned());
-        let arg_info = source_info
-            .as_ref()
-            .and_then(|s| s.args.clone())
-            .filter(|a| a.len() == n);
-        let attributes = match (&program.source, source_info) {
-            (ProgramSource::Il(_), _) => String::new(),
-            (_, Some(s)) => s.attributes,
-            (_, None) => compiled.info.attributes.clone(),
-        };
         Arc::new(Kernel {
             header: ApiHeader::new(ObjectKind::Kernel),
             program,
-            compiled,
-            uniform_work_groups,
-            arg_info,
-            attributes,
+            compiled: first.compiled,
+            uniform_work_groups: first.uniform_work_groups,
+            arg_info: source.arg_info,
+            attributes: source.attributes,
+            per_device,
             args: Mutex::new(args.unwrap_or_else(|| vec![None; n])),
         })
     }
 
     /// `clCreateKernelsInProgram`: one kernel per entry point, in module order.
     pub fn all(program: &Arc<Program>) -> CLResult<Vec<Arc<Kernel>>> {
-        let state = program.state();
-        let compiled = state
-            .compiled
-            .as_ref()
+        let names = program
+            .kernel_names()
             .ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-        Ok(compiled
-            .kernels
-            .iter()
-            .map(|k| Self::from_parts(program.clone(), k.clone(), state.uniform_work_groups, None))
-            .collect())
+        names.iter().map(|n| Self::new(program, n)).collect()
     }
 
     /// `clCloneKernel`: same kernel, copies of the argument values.
     pub fn clone_kernel(&self) -> Arc<Kernel> {
         let args = self.args.lock().clone();
+        let source = KernelSourceInfo {
+            arg_info: self.arg_info.clone(),
+            attributes: self.attributes.clone(),
+        };
         Self::from_parts(
             self.program.clone(),
-            self.compiled.clone(),
-            self.uniform_work_groups,
+            self.per_device.clone(),
+            source,
             Some(args),
         )
+    }
+
+    /// The devices the kernel can run on (those its program has an executable for).
+    pub fn devices(&self) -> impl Iterator<Item = &Arc<Device>> {
+        self.per_device.iter().map(|c| &c.device)
+    }
+
+    /// The code for `device`: `CL_INVALID_PROGRAM_EXECUTABLE` if the program was not
+    /// built for it.
+    fn code_for(&self, device: &Device) -> CLResult<&DeviceCode> {
+        self.per_device
+            .iter()
+            .find(|c| std::ptr::eq(&*c.device, device))
+            .ok_or(CL_INVALID_PROGRAM_EXECUTABLE)
     }
 
     /// The kernel's name.
@@ -239,6 +288,7 @@ impl Kernel {
     /// when the application gave none.
     pub fn ndrange(
         &self,
+        device: &Device,
         work_dim: u32,
         offset: Option<[usize; 3]>,
         global: [usize; 3],
@@ -254,7 +304,9 @@ impl Kernel {
                 return Err(CL_INVALID_GLOBAL_OFFSET);
             }
         }
-        let info = &self.compiled.info;
+        let code = self.code_for(device)?;
+        let info = &code.compiled.info;
+        let uniform = code.uniform_work_groups;
         let local = match local {
             Some(l) => {
                 if let Some(req) = info.reqd_work_group_size {
@@ -271,7 +323,7 @@ impl Kernel {
                 if l.iter().product::<usize>() > self.max_work_group_size() {
                     return Err(CL_INVALID_WORK_GROUP_SIZE);
                 }
-                if self.uniform_work_groups && (0..dims).any(|d| !global[d].is_multiple_of(l[d])) {
+                if uniform && (0..dims).any(|d| !global[d].is_multiple_of(l[d])) {
                     return Err(CL_INVALID_WORK_GROUP_SIZE);
                 }
                 l
@@ -280,20 +332,26 @@ impl Kernel {
                 let mut l = if global[..dims].contains(&0) {
                     [1; 3]
                 } else {
-                    exec::choose_local_size(info, work_dim, global, self.max_work_group_size())
+                    exec::choose_local_size(
+                        info,
+                        work_dim,
+                        global,
+                        self.max_work_group_size(),
+                        device.threads(),
+                    )
                 };
                 for d in 0..3 {
                     l[d] = l[d].max(1);
                     if d >= dims {
                         l[d] = 1;
-                    } else if self.uniform_work_groups && info.reqd_work_group_size.is_none() {
+                    } else if uniform && info.reqd_work_group_size.is_none() {
                         // The chosen size must divide the global size for CL1.x builds.
                         while !global[d].is_multiple_of(l[d]) {
                             l[d] -= 1;
                         }
                     }
                 }
-                if self.uniform_work_groups && (0..dims).any(|d| !global[d].is_multiple_of(l[d])) {
+                if uniform && (0..dims).any(|d| !global[d].is_multiple_of(l[d])) {
                     // Only possible with reqd_work_group_size: the size is fixed.
                     return Err(CL_INVALID_WORK_GROUP_SIZE);
                 }
@@ -322,8 +380,15 @@ impl Kernel {
 
     /// Snapshots the arguments into a launch: `CL_INVALID_KERNEL_ARGS` if one is unset,
     /// `CL_OUT_OF_RESOURCES` if the `__local` memory exceeds the device's.
-    pub fn launch(&self, ndrange: NdRange) -> CLResult<(exec::Launch, Vec<Arc<Mem>>)> {
-        let info = &self.compiled.info;
+    /// The launch runs `device`'s code on at most its compute units
+    /// (`CL_INVALID_PROGRAM_EXECUTABLE` if the program was not built for it).
+    pub fn launch(
+        &self,
+        device: &Device,
+        ndrange: NdRange,
+    ) -> CLResult<(exec::Launch, Vec<Arc<Mem>>)> {
+        let code = self.code_for(device)?;
+        let info = &code.compiled.info;
         let values = self.args.lock().clone();
         let mut block = vec![0u8; info.arg_block_size];
         let mut buffers = Vec::new();
@@ -364,15 +429,23 @@ impl Kernel {
         }
         Ok((
             exec::Launch {
-                kernel: self.compiled.clone(),
+                kernel: Arc::clone(&code.compiled),
                 args: block,
                 local_args,
                 ndrange,
-                threads: exec::num_workers(),
+                threads: device.threads(),
             },
             buffers,
         ))
     }
+}
+
+/// Whether two devices' builds of a kernel take the same arguments.
+fn same_definition(a: &CompiledKernel, b: &CompiledKernel) -> bool {
+    a.info.args.len() == b.info.args.len()
+        && a.info.args.iter().zip(&b.info.args).all(|(x, y)| {
+            x.kind == y.kind && x.size == y.size && x.address_qualifier == y.address_qualifier
+        })
 }
 
 fn write_at(block: &mut [u8], offset: usize, bytes: &[u8]) -> CLResult<()> {
@@ -462,6 +535,10 @@ mod tests {
         }
     }
 
+    fn root() -> &'static Device {
+        Platform::get().device()
+    }
+
     fn kernel(uniform: bool, reqd: Option<[u32; 3]>) -> (Arc<Queue>, Arc<Kernel>) {
         let device = Platform::get().device().clone();
         let ctx = Context::new(vec![device.clone()], Vec::new(), None);
@@ -476,6 +553,38 @@ mod tests {
         );
         let k = Kernel::new(&program, "k").expect("kernel");
         (Queue::new(ctx, device, 0, Vec::new()), k)
+    }
+
+    #[test]
+    fn a_launch_on_a_sub_device_gets_its_code_and_its_compute_units() {
+        let root = Platform::get().device().clone();
+        let sub = crate::platform::Device::sub_device(&root, vec![0], vec![0x1086, 1, 0]);
+        let ctx = Context::new(vec![sub.clone(), root.clone()], Vec::new(), None);
+        let compiled = CompiledKernel::new(info(None), ids_plus, Arc::new(()));
+        let program = Program::prebuilt(
+            ctx,
+            CompiledProgram {
+                kernels: vec![Arc::new(compiled)],
+                global_variable_bytes: 0,
+            },
+            false,
+        );
+        let k = Kernel::new(&program, "k").expect("kernel");
+        assert_eq!(k.devices().count(), 2);
+        k.set_arg(1, 4, ArgValue::Bytes(vec![0; 4])).expect("arg 1");
+        k.set_arg(2, 8, ArgValue::Local(16)).expect("arg 2");
+        k.set_arg(0, 8, ArgValue::Mem(None)).expect("arg 0");
+        let nd = k.ndrange(&sub, 1, None, [64, 1, 1], None).expect("ndrange");
+        let (launch, _) = k.launch(&sub, nd).expect("launch on the sub-device");
+        assert_eq!(launch.threads, 1, "one compute unit, one thread");
+        let (launch, _) = k.launch(&root, nd).expect("launch on the root device");
+        assert_eq!(launch.threads, root.compute_units as usize);
+        let stranger = crate::platform::Device::sub_device(&root, vec![0], vec![0x1086, 1, 0]);
+        assert_eq!(
+            k.launch(&stranger, nd).err(),
+            Some(CL_INVALID_PROGRAM_EXECUTABLE),
+            "a device the program was not built for"
+        );
     }
 
     #[test]
@@ -506,15 +615,15 @@ mod tests {
             Err(CL_INVALID_ARG_VALUE)
         );
         let nd = k
-            .ndrange(1, None, [16, 1, 1], Some([8, 1, 1]))
+            .ndrange(root(), 1, None, [16, 1, 1], Some([8, 1, 1]))
             .expect("ndrange");
-        assert_eq!(k.launch(nd).err(), Some(CL_INVALID_KERNEL_ARGS));
+        assert_eq!(k.launch(root(), nd).err(), Some(CL_INVALID_KERNEL_ARGS));
         k.set_arg(0, 8, ArgValue::Mem(None)).expect("null buffer");
         k.set_arg(1, 4, ArgValue::Bytes(vec![1, 2, 3, 4]))
             .expect("value");
         k.set_arg(2, 100, ArgValue::Local(100)).expect("local");
         assert_eq!(k.local_mem_size(), 128);
-        let (launch, buffers) = k.launch(nd).expect("launch");
+        let (launch, buffers) = k.launch(root(), nd).expect("launch");
         assert!(buffers.is_empty());
         assert_eq!(&launch.args[8..12], &[1, 2, 3, 4]);
         assert_eq!(
@@ -530,11 +639,11 @@ mod tests {
         assert_eq!(&launch.args[8..12], &[1, 2, 3, 4]);
         k.set_arg(2, 70_000, ArgValue::Local(70_000))
             .expect("local");
-        assert_eq!(k.launch(nd).err(), Some(CL_OUT_OF_RESOURCES));
+        assert_eq!(k.launch(root(), nd).err(), Some(CL_OUT_OF_RESOURCES));
         let clone = k.clone_kernel();
         assert_eq!(clone.local_mem_size(), k.local_mem_size());
         assert_eq!(
-            k.program.build("").err(),
+            k.program.build(None, "").err(),
             Some(CL_INVALID_OPERATION),
             "kernels are attached"
         );
@@ -544,48 +653,52 @@ mod tests {
     fn ndrange_validation() {
         let (_, k) = kernel(true, None);
         assert_eq!(
-            k.ndrange(0, None, [1; 3], None).err(),
+            k.ndrange(root(), 0, None, [1; 3], None).err(),
             Some(CL_INVALID_WORK_DIMENSION)
         );
         assert_eq!(
-            k.ndrange(4, None, [1; 3], None).err(),
+            k.ndrange(root(), 4, None, [1; 3], None).err(),
             Some(CL_INVALID_WORK_DIMENSION)
         );
         assert_eq!(
-            k.ndrange(1, None, [10, 1, 1], Some([4, 1, 1])).err(),
+            k.ndrange(root(), 1, None, [10, 1, 1], Some([4, 1, 1]))
+                .err(),
             Some(CL_INVALID_WORK_GROUP_SIZE)
         );
         assert_eq!(
-            k.ndrange(1, None, [2048, 1, 1], Some([2048, 1, 1])).err(),
+            k.ndrange(root(), 1, None, [2048, 1, 1], Some([2048, 1, 1]))
+                .err(),
             Some(CL_INVALID_WORK_ITEM_SIZE)
         );
         assert_eq!(
-            k.ndrange(2, None, [64, 64, 1], Some([64, 32, 1])).err(),
+            k.ndrange(root(), 2, None, [64, 64, 1], Some([64, 32, 1]))
+                .err(),
             Some(CL_INVALID_WORK_GROUP_SIZE)
         );
         assert_eq!(
-            k.ndrange(1, Some([usize::MAX, 0, 0]), [2, 1, 1], None)
+            k.ndrange(root(), 1, Some([usize::MAX, 0, 0]), [2, 1, 1], None)
                 .err(),
             Some(CL_INVALID_GLOBAL_OFFSET)
         );
         let nd = k
-            .ndrange(2, Some([3, 4, 9]), [12, 5, 7], Some([4, 5, 1]))
+            .ndrange(root(), 2, Some([3, 4, 9]), [12, 5, 7], Some([4, 5, 1]))
             .expect("2-D");
         assert_eq!(nd.global_size, [12, 5, 1]);
         assert_eq!(nd.global_offset, [3, 4, 0]);
         assert_eq!(nd.local_size, [4, 5, 1]);
         let (_, nonuniform) = kernel(false, None);
         assert!(nonuniform
-            .ndrange(1, None, [10, 1, 1], Some([4, 1, 1]))
+            .ndrange(root(), 1, None, [10, 1, 1], Some([4, 1, 1]))
             .is_ok());
         let (_, reqd) = kernel(true, Some([4, 2, 1]));
         assert_eq!(reqd.max_work_group_size(), 8);
         assert_eq!(
-            reqd.ndrange(2, None, [8, 8, 1], Some([8, 1, 1])).err(),
+            reqd.ndrange(root(), 2, None, [8, 8, 1], Some([8, 1, 1]))
+                .err(),
             Some(CL_INVALID_WORK_GROUP_SIZE)
         );
         assert_eq!(
-            reqd.ndrange(2, None, [8, 8, 1], Some([4, 2, 1]))
+            reqd.ndrange(root(), 2, None, [8, 8, 1], Some([4, 2, 1]))
                 .map(|n| n.local_size),
             Ok([4, 2, 1])
         );
@@ -595,7 +708,9 @@ mod tests {
     fn chosen_local_size_divides_global_for_uniform_builds() {
         let (_, k) = kernel(true, None);
         for g in [1usize, 7, 13, 100, 1000, 1031, 4096] {
-            let nd = k.ndrange(1, None, [g, 1, 1], None).expect("ndrange");
+            let nd = k
+                .ndrange(root(), 1, None, [g, 1, 1], None)
+                .expect("ndrange");
             assert_eq!(
                 g % nd.local_size[0],
                 0,
@@ -627,9 +742,9 @@ mod tests {
             .expect("value");
         k.set_arg(2, 64, ArgValue::Local(64)).expect("local");
         let nd = k
-            .ndrange(1, Some([10, 0, 0]), [n, 1, 1], Some([64, 1, 1]))
+            .ndrange(root(), 1, Some([10, 0, 0]), [n, 1, 1], Some([64, 1, 1]))
             .expect("ndrange");
-        let (launch, buffers) = k.launch(nd).expect("launch");
+        let (launch, buffers) = k.launch(root(), nd).expect("launch");
         q.enqueue(
             CL_COMMAND_NDRANGE_KERNEL,
             Command::NdRange { launch, buffers },

@@ -18,7 +18,13 @@ use crate::build::kernel_info::SourceInfoTable;
 use crate::build::{self, BuildOptions, LinkOptions, SourceBuildError};
 use crate::context::Context;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
+use crate::platform::Device;
 use crate::CLResult;
+
+mod device_builds;
+
+use device_builds::DeviceBuilds;
+pub use device_builds::LoadedBinary;
 
 /// First bytes of a cranecl program binary.
 pub const BINARY_MAGIC: &[u8; 8] = b"CRANECL\x02";
@@ -30,12 +36,8 @@ pub enum ProgramSource {
     Source(String),
     /// SPIR-V words (clCreateProgramWithIL).
     Il(Vec<u32>),
-    /// Our binary: the SPIR-V and the options it was built with.
-    Binary {
-        spirv: Vec<u32>,
-        options: String,
-        binary_type: cl_program_binary_type,
-    },
+    /// Our binaries, one per device (see [`Program::with_binaries`]).
+    Binary,
     /// The output of clLinkProgram.
     Linked,
 }
@@ -65,6 +67,18 @@ pub struct BuildState {
     pub source_info: Option<Arc<SourceInfoTable>>,
 }
 
+/// One device's executable, as kernels need it.
+pub struct Executable {
+    /// The device it was built for.
+    pub device: Arc<Device>,
+    /// The code.
+    pub compiled: Arc<CompiledProgram>,
+    /// Whether ND-ranges must use uniform work-groups.
+    pub uniform_work_groups: bool,
+    /// What the source declares beyond SPIR-V (see [`BuildState::source_info`]).
+    pub source_info: Option<Arc<SourceInfoTable>>,
+}
+
 /// A program object.
 #[repr(C)]
 pub struct Program {
@@ -73,7 +87,8 @@ pub struct Program {
     pub context: Arc<Context>,
     /// The input.
     pub source: ProgramSource,
-    state: Mutex<BuildState>,
+    /// The devices and their build states.
+    builds: DeviceBuilds,
     /// Kernel objects currently alive for this program (building is refused while > 0).
     kernels: AtomicUsize,
     /// `clSetProgramSpecializationConstant` values (little-endian bytes by SpecId),
@@ -88,37 +103,56 @@ impl ApiObject for Program {
     }
 }
 
+/// What one build produced: the SPIR-V, the executable, the log and whether
+/// ND-ranges must use uniform work-groups; or the error code and the log.
+type BuildOutcome = Result<(Vec<u32>, CompiledProgram, String, bool), (cl_int, String)>;
+
+/// What a build shares between the devices it applies to.
+type SharedBuild = (
+    Arc<Vec<u32>>,
+    Arc<CompiledProgram>,
+    String,
+    bool,
+    Option<Arc<SourceInfoTable>>,
+);
+
 impl Program {
-    /// A program not built yet.
+    /// A program for every device of `context`, not built yet.
     pub fn new(context: Arc<Context>, source: ProgramSource) -> Arc<Program> {
-        let binary_type = match source {
-            ProgramSource::Binary { binary_type, .. } => binary_type,
-            _ => CL_PROGRAM_BINARY_TYPE_NONE,
-        };
-        let spirv = match &source {
-            ProgramSource::Binary { spirv, .. } => Some(Arc::new(spirv.clone())),
-            _ => None,
-        };
+        let devices = context.devices.clone();
+        let loaded = vec![None; devices.len()];
+        Self::with_devices(context, source, devices, loaded)
+    }
+
+    /// `clCreateProgramWithBinary`: a program for `devices` (of `context`), each with
+    /// the binary it was given.
+    pub fn with_binaries(
+        context: Arc<Context>,
+        devices: Vec<Arc<Device>>,
+        binaries: Vec<LoadedBinary>,
+    ) -> Arc<Program> {
+        let loaded = binaries.into_iter().map(Some).collect();
+        Self::with_devices(context, ProgramSource::Binary, devices, loaded)
+    }
+
+    fn with_devices(
+        context: Arc<Context>,
+        source: ProgramSource,
+        devices: Vec<Arc<Device>>,
+        loaded: Vec<Option<LoadedBinary>>,
+    ) -> Arc<Program> {
         Arc::new(Program {
             header: ApiHeader::new(ObjectKind::Program),
             context,
             source,
-            state: Mutex::new(BuildState {
-                status: CL_BUILD_NONE,
-                options: String::new(),
-                log: String::new(),
-                binary_type,
-                spirv,
-                compiled: None,
-                uniform_work_groups: true,
-                source_info: None,
-            }),
+            builds: DeviceBuilds::new(devices, loaded),
             kernels: AtomicUsize::new(0),
             spec_values: Mutex::new(BTreeMap::new()),
         })
     }
 
-    /// A program already built from `compiled` (tests with hand-made kernels).
+    /// A program already built from `compiled` for every device of `context` (tests
+    /// with hand-made kernels).
     #[cfg(test)]
     pub(crate) fn prebuilt(
         context: Arc<Context>,
@@ -126,24 +160,58 @@ impl Program {
         uniform_work_groups: bool,
     ) -> Arc<Program> {
         let p = Program::new(context, ProgramSource::Il(Vec::new()));
-        {
-            let mut st = p.state.lock();
+        let compiled = Arc::new(compiled);
+        let all = p.builds.targets(None);
+        p.builds.finish(&all, |st| {
             st.status = CL_BUILD_SUCCESS;
             st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-            st.compiled = Some(Arc::new(compiled));
+            st.compiled = Some(Arc::clone(&compiled));
             st.uniform_work_groups = uniform_work_groups;
-        }
+        });
         p
     }
 
-    /// A snapshot of the build state.
-    pub fn state(&self) -> BuildState {
-        self.state.lock().clone()
+    /// `CL_PROGRAM_DEVICES`: the devices the program is for.
+    pub fn devices(&self) -> &[Arc<Device>] {
+        self.builds.devices()
     }
 
-    /// The executable, if the last build succeeded.
+    /// The devices of `list` if they are all the program's (`None` for `None`):
+    /// `CL_INVALID_DEVICE` otherwise.
+    pub fn check_devices(&self, list: Option<&[Arc<Device>]>) -> CLResult<()> {
+        match list {
+            Some(l) if l.iter().any(|d| self.builds.index_of(d).is_none()) => {
+                Err(CL_INVALID_DEVICE)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The build state of `device` (`None` if the program is not for it).
+    pub fn device_state(&self, device: &Device) -> Option<BuildState> {
+        self.builds.index_of(device).map(|i| self.builds.state(i))
+    }
+
+    /// Every device that has an executable, with it, in device order.
+    pub fn executables(&self) -> Vec<Executable> {
+        self.devices()
+            .iter()
+            .zip(self.builds.all())
+            .filter_map(|(d, st)| {
+                let compiled = st.compiled.filter(|_| st.status == CL_BUILD_SUCCESS)?;
+                Some(Executable {
+                    device: Arc::clone(d),
+                    compiled,
+                    uniform_work_groups: st.uniform_work_groups,
+                    source_info: st.source_info,
+                })
+            })
+            .collect()
+    }
+
+    /// The executable of the first device that has one.
     pub fn compiled(&self) -> Option<Arc<CompiledProgram>> {
-        self.state.lock().compiled.clone()
+        self.executables().into_iter().next().map(|e| e.compiled)
     }
 
     /// Kernel objects created from this program.
@@ -186,41 +254,64 @@ impl Program {
             .ok_or(CL_INVALID_SPEC_ID)
     }
 
-    /// `clBuildProgram` for our one device: compiles and records status and log.
-    pub fn build(&self, options: &str) -> CLResult<()> {
-        {
-            let mut st = self.state.lock();
-            if st.status == CL_BUILD_IN_PROGRESS || self.attached_kernels() > 0 {
-                return Err(CL_INVALID_OPERATION);
-            }
-            st.status = CL_BUILD_IN_PROGRESS;
-            st.options = options.to_string();
-            st.log.clear();
+    /// `clBuildProgram` for `devices` (all of the program's for `None`, see
+    /// [`DeviceBuilds::targets`]): compiles once per distinct input and records
+    /// status and log per device.
+    pub fn build(&self, devices: Option<&[Arc<Device>]>, options: &str) -> CLResult<()> {
+        self.check_devices(devices)?;
+        if self.attached_kernels() > 0 {
+            return Err(CL_INVALID_OPERATION);
         }
-        let result = self.run_build(options).and_then(|built| {
-            let info = self.source_info_for(options, &[])?;
-            Ok((built, info))
-        });
-        let mut st = self.state.lock();
-        match result {
-            Ok(((spirv, compiled, log, uniform), info)) => {
-                st.status = CL_BUILD_SUCCESS;
-                st.log = log;
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-                st.spirv = Some(Arc::new(spirv));
-                st.compiled = Some(Arc::new(compiled));
-                st.uniform_work_groups = uniform;
-                st.source_info = info;
-                Ok(())
-            }
-            Err((code, log)) => {
-                st.status = CL_BUILD_ERROR;
-                st.log = log;
-                st.compiled = None;
-                st.source_info = None;
-                Err(code)
+        let targets = self.builds.targets(devices);
+        self.builds.begin(&targets, options)?;
+        // Devices loaded from different binaries build separately; all others share
+        // one build.
+        let mut groups: Vec<(Option<&LoadedBinary>, Vec<usize>)> = Vec::new();
+        for &i in &targets {
+            let loaded = self.builds.loaded(i);
+            let same = |g: &Option<&LoadedBinary>| match (g, loaded) {
+                (Some(a), Some(b)) => {
+                    Arc::ptr_eq(&a.spirv, &b.spirv)
+                        || (a.spirv == b.spirv && a.options == b.options)
+                }
+                (None, None) => true,
+                _ => false,
+            };
+            match groups.iter_mut().find(|(g, _)| same(g)) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((loaded, vec![i])),
             }
         }
+        let mut result = Ok(());
+        for (loaded, members) in groups {
+            let outcome: Result<SharedBuild, _> =
+                self.run_build(options, loaded)
+                    .and_then(|(spirv, compiled, log, uniform)| {
+                        let info = self.source_info_for(options, &[])?;
+                        Ok((Arc::new(spirv), Arc::new(compiled), log, uniform, info))
+                    });
+            self.builds.finish(&members, |st| match &outcome {
+                Ok((spirv, compiled, log, uniform, info)) => {
+                    st.status = CL_BUILD_SUCCESS;
+                    st.log = log.clone();
+                    st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+                    st.spirv = Some(Arc::clone(spirv));
+                    st.compiled = Some(Arc::clone(compiled));
+                    st.uniform_work_groups = *uniform;
+                    st.source_info = info.clone();
+                }
+                Err((_, log)) => {
+                    st.status = CL_BUILD_ERROR;
+                    st.log = log.clone();
+                    st.compiled = None;
+                    st.source_info = None;
+                }
+            });
+            if let Err((code, _)) = outcome {
+                result = result.and(Err(code));
+            }
+        }
+        result
     }
 
     /// What an OpenCL C program built or compiled with `options` declares beyond
@@ -260,24 +351,15 @@ impl Program {
         }
     }
 
-    #[allow(clippy::type_complexity)]
-    fn run_build(
-        &self,
-        options: &str,
-    ) -> Result<(Vec<u32>, CompiledProgram, String, bool), (cl_int, String)> {
+    fn run_build(&self, options: &str, loaded: Option<&LoadedBinary>) -> BuildOutcome {
         if matches!(self.source, ProgramSource::Linked) {
             return Err((
                 CL_INVALID_OPERATION,
                 "a linked program cannot be built again\n".into(),
             ));
         }
-        let effective = match (&self.source, options.trim().is_empty()) {
-            (
-                ProgramSource::Binary {
-                    options: stored, ..
-                },
-                true,
-            ) => stored.as_str(),
+        let effective = match (loaded, options.trim().is_empty()) {
+            (Some(l), true) => l.options.as_str(),
             _ => options,
         };
         let opts = BuildOptions::parse(effective).map_err(|msg| {
@@ -289,8 +371,8 @@ impl Program {
         let uniform =
             requires_uniform_work_groups(&opts, matches!(self.source, ProgramSource::Source(_)));
         let mut log = String::new();
-        let words = match &self.source {
-            ProgramSource::Source(src) => match build::compile_source(src, &opts) {
+        let words = match (&self.source, loaded) {
+            (ProgramSource::Source(src), _) => match build::compile_source(src, &opts) {
                 Ok(out) => {
                     log.push_str(&out.log);
                     out.spirv
@@ -305,7 +387,7 @@ impl Program {
                     return Err((CL_BUILD_PROGRAM_FAILURE, diag))
                 }
             },
-            ProgramSource::Il(words) => {
+            (ProgramSource::Il(words), _) => {
                 let values = self.spec_values.lock().clone();
                 if values.is_empty() {
                     words.clone()
@@ -314,8 +396,8 @@ impl Program {
                         .map_err(|e| (CL_BUILD_PROGRAM_FAILURE, format!("{}\n", e.message)))?
                 }
             }
-            ProgramSource::Binary { spirv, .. } => spirv.clone(),
-            ProgramSource::Linked => Vec::new(),
+            (_, Some(l)) => l.spirv.as_ref().clone(),
+            _ => Vec::new(),
         };
         match build::compile_spirv(&words, &opts.jit) {
             Ok(compiled) => Ok((words, compiled, log, uniform)),
@@ -329,45 +411,45 @@ impl Program {
         }
     }
 
-    /// `CL_PROGRAM_BINARIES`: our binary of the built, compiled or linked program
-    /// (empty if there is none).
-    pub fn binary(&self) -> Vec<u8> {
-        let st = self.state.lock();
-        if let (
-            CL_BUILD_NONE,
-            ProgramSource::Binary {
-                spirv,
-                options,
-                binary_type,
-            },
-        ) = (st.status, &self.source)
-        {
-            // Not built since it was loaded: the binary it was created from.
-            return encode_binary(spirv, options, *binary_type);
-        }
-        match &st.spirv {
-            Some(spirv) => encode_binary(spirv, &st.options, st.binary_type),
-            None => Vec::new(),
-        }
+    /// `CL_PROGRAM_BINARIES`: per device, our binary of what was built, compiled or
+    /// linked for it (empty if nothing was).
+    pub fn binaries(&self) -> Vec<Vec<u8>> {
+        self.builds
+            .all()
+            .iter()
+            .enumerate()
+            .map(
+                |(i, st)| match (st.status, self.builds.loaded(i), &st.spirv) {
+                    // Not built since it was loaded: the binary it was created from.
+                    (CL_BUILD_NONE, Some(l), _) => {
+                        encode_binary(&l.spirv, &l.options, l.binary_type)
+                    }
+                    (_, _, Some(spirv)) => encode_binary(spirv, &st.options, st.binary_type),
+                    _ => Vec::new(),
+                },
+            )
+            .collect()
     }
 
-    /// `clCompileProgram`: OpenCL C source (with embedded `headers`, as
-    /// `(include name, header source)`) to a compiled object; a program from SPIR-V
-    /// (clCreateProgramWithIL) becomes a compiled object of its module once the jit
-    /// has checked it.
-    pub fn compile(&self, options: &str, headers: &[(String, String)]) -> CLResult<()> {
+    /// `clCompileProgram` for `devices` (as for [`Program::build`]): OpenCL C source
+    /// (with embedded `headers`, as `(include name, header source)`) to a compiled
+    /// object; a program from SPIR-V (clCreateProgramWithIL) becomes a compiled object
+    /// of its module once the jit has checked it.
+    pub fn compile(
+        &self,
+        devices: Option<&[Arc<Device>]>,
+        options: &str,
+        headers: &[(String, String)],
+    ) -> CLResult<()> {
         if !matches!(self.source, ProgramSource::Source(_) | ProgramSource::Il(_)) {
             return Err(CL_INVALID_OPERATION);
         }
-        {
-            let mut st = self.state.lock();
-            if st.status == CL_BUILD_IN_PROGRESS || self.attached_kernels() > 0 {
-                return Err(CL_INVALID_OPERATION);
-            }
-            st.status = CL_BUILD_IN_PROGRESS;
-            st.options = options.to_string();
-            st.log.clear();
+        self.check_devices(devices)?;
+        if self.attached_kernels() > 0 {
+            return Err(CL_INVALID_OPERATION);
         }
+        let targets = self.builds.targets(devices);
+        self.builds.begin(&targets, options)?;
         let result = (|| {
             let opts = BuildOptions::parse(options).map_err(|msg| {
                 (
@@ -411,92 +493,158 @@ impl Program {
                 Err(SourceBuildError::Failed(diag)) => Err((CL_COMPILE_PROGRAM_FAILURE, diag)),
             }
         })();
-        let mut st = self.state.lock();
-        st.compiled = None;
-        match result {
-            Ok((spirv, log, uniform, info)) => {
-                st.status = CL_BUILD_SUCCESS;
-                st.log = log;
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
-                st.spirv = Some(Arc::new(spirv));
-                st.uniform_work_groups = uniform;
-                st.source_info = info;
-                Ok(())
+        let spirv = result
+            .as_ref()
+            .ok()
+            .map(|(spirv, _, _, _)| Arc::new(spirv.clone()));
+        self.builds.finish(&targets, |st| {
+            st.compiled = None;
+            match &result {
+                Ok((_, log, uniform, info)) => {
+                    st.status = CL_BUILD_SUCCESS;
+                    st.log = log.clone();
+                    st.binary_type = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
+                    st.spirv = spirv.clone();
+                    st.uniform_work_groups = *uniform;
+                    st.source_info = info.clone();
+                }
+                Err((_, log)) => {
+                    st.status = CL_BUILD_ERROR;
+                    st.log = log.clone();
+                    st.source_info = None;
+                }
             }
-            Err((code, log)) => {
-                st.status = CL_BUILD_ERROR;
-                st.log = log;
-                Err(code)
+        });
+        result.map(|_| ()).map_err(|(code, _)| code)
+    }
+
+    /// The compiled object or library of this program that a link for `device` uses:
+    /// the one built for `device` or for the device it was partitioned from.
+    fn linkable_for(&self, device: &Device) -> Option<BuildState> {
+        let all = self.builds.all();
+        let linkable = |st: &BuildState| {
+            st.status == CL_BUILD_SUCCESS
+                && st.spirv.is_some()
+                && matches!(
+                    st.binary_type,
+                    CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY
+                )
+        };
+        let loaded_linkable = |i: usize| {
+            self.builds.loaded(i).is_some_and(|l| {
+                matches!(
+                    l.binary_type,
+                    CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY
+                )
+            })
+        };
+        // The device itself first, then its ancestors.
+        let mut candidates: Vec<usize> = (0..all.len())
+            .filter(|&i| device.is_within(&self.devices()[i]))
+            .collect();
+        candidates.sort_by_key(|&i| !std::ptr::eq(&*self.devices()[i], device));
+        candidates.into_iter().find_map(|i| {
+            let st = &all[i];
+            if linkable(st) || (st.status == CL_BUILD_NONE && loaded_linkable(i)) {
+                Some(st.clone())
+            } else {
+                None
             }
-        }
+        })
     }
 
     /// `clLinkProgram`: links compiled objects and libraries into a library or an
-    /// executable. The new program comes back even when linking fails (its build log
-    /// says why), together with the link's result.
+    /// executable for `devices` (the context's when `None`). The new program comes back
+    /// even when linking fails (its build log says why), together with the link's
+    /// result. `CL_INVALID_OPERATION` if an input has no compiled object or library
+    /// for one of the devices.
     pub fn link(
         context: Arc<Context>,
+        devices: Option<Vec<Arc<Device>>>,
         inputs: &[Arc<Program>],
         options: &str,
     ) -> CLResult<(Arc<Program>, CLResult<()>)> {
         let opts = LinkOptions::parse(options).map_err(|_| CL_INVALID_LINKER_OPTIONS)?;
-        let mut modules = Vec::with_capacity(inputs.len());
-        let mut uniform = false;
-        // The kernels of inputs compiled with -cl-kernel-arg-info keep their info.
-        let mut info: Option<SourceInfoTable> = None;
-        for p in inputs {
-            let st = p.state();
-            if let Some(t) = &st.source_info {
+        let devices = devices.unwrap_or_else(|| context.devices.clone());
+        // Per device, the object or library of each input it links; devices with the
+        // same inputs share one link.
+        let mut groups: Vec<(Vec<BuildState>, Vec<usize>)> = Vec::new();
+        for (i, d) in devices.iter().enumerate() {
+            let objects = inputs
+                .iter()
+                .map(|p| p.linkable_for(d).ok_or(CL_INVALID_OPERATION))
+                .collect::<CLResult<Vec<BuildState>>>()?;
+            let same = |g: &[BuildState]| {
+                g.iter()
+                    .zip(&objects)
+                    .all(|(a, b)| match (&a.spirv, &b.spirv) {
+                        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+                        _ => false,
+                    })
+            };
+            match groups.iter_mut().find(|(g, _)| same(g)) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((objects, vec![i])),
+            }
+        }
+        let loaded = vec![None; devices.len()];
+        let program = Self::with_devices(context, ProgramSource::Linked, devices, loaded);
+        let mut status = Ok(());
+        for (objects, members) in groups {
+            let uniform = objects.iter().any(|st| st.uniform_work_groups);
+            // The kernels of inputs compiled with -cl-kernel-arg-info keep their info.
+            let mut info: Option<SourceInfoTable> = None;
+            for t in objects.iter().filter_map(|st| st.source_info.as_ref()) {
                 info.get_or_insert_with(Default::default)
                     .extend(t.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
-            let linkable = matches!(
-                st.binary_type,
-                CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY
-            );
-            match (&st.spirv, linkable) {
-                (Some(spirv), true) => modules.push(spirv.clone()),
-                _ => return Err(CL_INVALID_OPERATION),
+            let info = info.map(Arc::new);
+            let result = (|| -> Result<(Vec<u32>, Option<CompiledProgram>), String> {
+                let words: Vec<&[u32]> = objects
+                    .iter()
+                    .filter_map(|st| st.spirv.as_ref().map(|m| m.as_slice()))
+                    .collect();
+                let linked = build::link_spirv(&words, opts.create_library)?;
+                if opts.create_library {
+                    return Ok((linked, None));
+                }
+                let compiled = build::compile_spirv(&linked, &opts.jit).map_err(|e| e.message)?;
+                Ok((linked, Some(compiled)))
+            })();
+            let result = result.map(|(spirv, compiled)| (Arc::new(spirv), compiled.map(Arc::new)));
+            program.builds.finish(&members, |st| {
+                st.options = options.to_string();
+                st.uniform_work_groups = uniform;
+                st.source_info = info.clone();
+                match &result {
+                    Ok((spirv, compiled)) => {
+                        st.status = CL_BUILD_SUCCESS;
+                        st.binary_type = if compiled.is_some() {
+                            CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+                        } else {
+                            CL_PROGRAM_BINARY_TYPE_LIBRARY
+                        };
+                        st.spirv = Some(Arc::clone(spirv));
+                        st.compiled = compiled.clone();
+                    }
+                    Err(log) => {
+                        st.status = CL_BUILD_ERROR;
+                        st.log = if log.ends_with('\n') {
+                            log.clone()
+                        } else {
+                            format!("{log}\n")
+                        };
+                    }
+                }
+            });
+            if result.is_err() {
+                status = Err(CL_LINK_PROGRAM_FAILURE);
             }
-            uniform |= st.uniform_work_groups;
         }
-        let program = Program::new(context, ProgramSource::Linked);
-        let result = (|| -> Result<(Vec<u32>, Option<CompiledProgram>), String> {
-            let words: Vec<&[u32]> = modules.iter().map(|m| m.as_slice()).collect();
-            let linked = build::link_spirv(&words, opts.create_library)?;
-            if opts.create_library {
-                return Ok((linked, None));
-            }
-            let compiled = build::compile_spirv(&linked, &opts.jit).map_err(|e| e.message)?;
-            Ok((linked, Some(compiled)))
-        })();
-        let mut st = program.state.lock();
-        st.options = options.to_string();
-        st.uniform_work_groups = uniform;
-        st.source_info = info.map(Arc::new);
-        let status = match result {
-            Ok((spirv, compiled)) => {
-                st.status = CL_BUILD_SUCCESS;
-                st.binary_type = if compiled.is_some() {
-                    CL_PROGRAM_BINARY_TYPE_EXECUTABLE
-                } else {
-                    CL_PROGRAM_BINARY_TYPE_LIBRARY
-                };
-                st.spirv = Some(Arc::new(spirv));
-                st.compiled = compiled.map(Arc::new);
-                Ok(())
-            }
-            Err(log) => {
-                st.status = CL_BUILD_ERROR;
-                st.log = if log.ends_with('\n') { log } else { log + "\n" };
-                Err(CL_LINK_PROGRAM_FAILURE)
-            }
-        };
-        drop(st);
         Ok((program, status))
     }
 
-    /// `CL_PROGRAM_KERNEL_NAMES` in module order.
+    /// `CL_PROGRAM_KERNEL_NAMES` in module order (of the first device's executable).
     pub fn kernel_names(&self) -> Option<Vec<String>> {
         self.compiled()
             .map(|c| c.kernels.iter().map(|k| k.info.name.clone()).collect())

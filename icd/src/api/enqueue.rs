@@ -469,9 +469,8 @@ fn enqueue_kernel(
     if !Arc::ptr_eq(&k.program.context, &e.queue.context) {
         return Err(CL_INVALID_CONTEXT);
     }
-    let ndrange = k.ndrange(work_dim, offset, global, local)?;
-    let (mut launch, buffers) = k.launch(ndrange)?;
-    launch.threads = e.queue.device.threads();
+    let ndrange = k.ndrange(&e.queue.device, work_dim, offset, global, local)?;
+    let (launch, buffers) = k.launch(&e.queue.device, ndrange)?;
     if buffers
         .iter()
         .any(|b| !Arc::ptr_eq(&b.context, &e.queue.context))
@@ -566,7 +565,7 @@ fn suggested_local_size(
     } else {
         Some(dims(global_work_offset, work_dim, 0)?)
     };
-    let nd = k.ndrange(work_dim, offset, global, None)?;
+    let nd = k.ndrange(&q.device, work_dim, offset, global, None)?;
     for (d, v) in nd.local_size.iter().take(work_dim as usize).enumerate() {
         // SAFETY: the application provides `work_dim` writable entries.
         unsafe { suggested_local_work_size.add(d).write(*v) };

@@ -4,7 +4,6 @@
 use cranecl_jit::{AddressQualifier, ArgKind};
 use cranecl_runtime::kernel::{ArgValue, Kernel};
 use cranecl_runtime::object::ApiObject;
-use cranecl_runtime::platform::Platform;
 
 use cranecl_runtime::memory::Mem;
 use cranecl_runtime::platform::Device;
@@ -176,14 +175,14 @@ cl_entry! {
     }
 }
 
-/// The optional device argument of kernel queries: NULL is fine (one device).
+/// The device argument of kernel queries: one the kernel's program was built for, or
+/// NULL when there is exactly one such device (`CL_INVALID_DEVICE` otherwise).
 fn check_device(k: &Kernel, device: cl_device_id) -> CLResult<()> {
-    if let Some(d) = get_opt::<Device>(device)? {
-        if !k.program.context.has_device(&d) {
-            return Err(CL_INVALID_DEVICE);
-        }
+    match get_opt::<Device>(device)? {
+        Some(d) if k.devices().any(|kd| Arc::ptr_eq(kd, &d)) => Ok(()),
+        None if k.devices().count() == 1 => Ok(()),
+        _ => Err(CL_INVALID_DEVICE),
     }
-    Ok(())
 }
 
 cl_entry! {
@@ -225,11 +224,7 @@ fn sub_group_info(
     param_value_size: usize,
 ) -> CLResult<()> {
     let k = get::<Kernel>(kernel)?;
-    if device.is_null() && Platform::get().device().header().is_live() {
-        // NULL is allowed when the kernel's context has one device.
-    } else {
-        check_device(&k, device)?;
-    }
+    check_device(&k, device)?;
     let w = k.compiled.info.sub_group_width as usize;
     let max = k.max_work_group_size();
     let local_sizes = || -> CLResult<[usize; 3]> {

@@ -3,7 +3,7 @@
 use cranecl_jit::CompileErrorKind;
 use cranecl_runtime::context::Context;
 use cranecl_runtime::object::ApiObject;
-use cranecl_runtime::program::{self as rt, Program, ProgramSource};
+use cranecl_runtime::program::{self as rt, LoadedBinary, Program, ProgramSource};
 
 use cranecl_runtime::platform::Device;
 
@@ -19,18 +19,30 @@ fn build_began(result: &CLResult<()>) -> bool {
     )
 }
 
-/// Checks an optional device list against the context (`CL_INVALID_VALUE` for a
-/// malformed list, `CL_INVALID_DEVICE` for a device outside it).
-fn check_devices(ctx: &Context, num: cl_uint, list: *const cl_device_id) -> CLResult<()> {
+/// An optional device list (`None` for NULL): `CL_INVALID_VALUE` for a malformed
+/// list, `CL_INVALID_DEVICE` for an invalid handle.
+fn listed_devices(num: cl_uint, list: *const cl_device_id) -> CLResult<Option<Vec<Arc<Device>>>> {
     if (num == 0) != list.is_null() {
         return Err(CL_INVALID_VALUE);
     }
-    for d in handle::list::<Device>(list, num, CL_INVALID_VALUE)? {
-        if !ctx.has_device(&d) {
-            return Err(CL_INVALID_DEVICE);
-        }
+    if list.is_null() {
+        return Ok(None);
     }
-    Ok(())
+    handle::list::<Device>(list, num, CL_INVALID_VALUE).map(Some)
+}
+
+/// Checks an optional device list against the context (`CL_INVALID_VALUE` for a
+/// malformed list, `CL_INVALID_DEVICE` for a device outside it).
+fn check_devices(
+    ctx: &Context,
+    num: cl_uint,
+    list: *const cl_device_id,
+) -> CLResult<Option<Vec<Arc<Device>>>> {
+    let devices = listed_devices(num, list)?;
+    if devices.iter().flatten().any(|d| !ctx.has_device(d)) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    Ok(devices)
 }
 
 cl_entry! {
@@ -95,13 +107,13 @@ cl_entry! {
         if num_devices == 0 || device_list.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        check_devices(&ctx, num_devices, device_list)?;
+        let devices = check_devices(&ctx, num_devices, device_list)?.unwrap_or_default();
         if lengths.is_null() || binaries.is_null() {
             return Err(CL_INVALID_VALUE);
         }
         let lens = util::slice(lengths, num_devices as usize)?;
         let bins = util::slice(binaries.cast_const(), num_devices as usize)?;
-        let mut decoded = None;
+        let mut decoded = Vec::with_capacity(devices.len());
         let mut status = vec![CL_SUCCESS; num_devices as usize];
         let mut result = Ok(());
         for i in 0..num_devices as usize {
@@ -111,7 +123,11 @@ cl_entry! {
                 continue;
             }
             match rt::decode_binary(util::slice(bins[i], lens[i])?) {
-                Ok(d) => decoded = Some(d),
+                Ok((spirv, options, binary_type)) => decoded.push(LoadedBinary {
+                    spirv: Arc::new(spirv),
+                    options,
+                    binary_type,
+                }),
                 Err(code) => {
                     status[i] = code;
                     result = result.and(Err(CL_INVALID_BINARY));
@@ -125,11 +141,11 @@ cl_entry! {
             }
         }
         result?;
-        let (spirv, options, binary_type) = decoded.ok_or(CL_INVALID_BINARY)?;
-        Ok(new_handle(Program::new(
-            ctx,
-            ProgramSource::Binary { spirv, options, binary_type },
-        )))
+        if devices.iter().enumerate().any(|(i, d)| devices[..i].iter().any(|e| Arc::ptr_eq(d, e))) {
+            // Each device gets one binary.
+            return Err(CL_INVALID_VALUE);
+        }
+        Ok(new_handle(Program::with_binaries(ctx, devices, decoded)))
     }
 }
 
@@ -170,12 +186,12 @@ cl_entry! {
         user_data: *mut c_void
     ) -> cl_int {
         let p = get::<Program>(program)?;
-        check_devices(&p.context, num_devices, device_list)?;
+        let devices = listed_devices(num_devices, device_list)?;
         if pfn_notify.is_none() && !user_data.is_null() {
             return Err(CL_INVALID_VALUE);
         }
         let options = if options.is_null() { "" } else { util::c_str(options)? };
-        let result = p.build(options);
+        let result = p.build(devices.as_deref(), options);
         if let Some(notify) = pfn_notify.filter(|_| build_began(&result)) {
             // SAFETY: the application's callback for (program, user_data).
             unsafe { notify(program, user_data) };
@@ -217,8 +233,8 @@ cl_entry! {
         match param_name {
             CL_PROGRAM_REFERENCE_COUNT => out.value::<cl_uint>(p.header().api_refs()),
             CL_PROGRAM_CONTEXT => out.value(handle_of(&p.context)),
-            CL_PROGRAM_NUM_DEVICES => out.value::<cl_uint>(p.context.devices.len() as cl_uint),
-            CL_PROGRAM_DEVICES => out.array(&p.context.devices.iter().map(handle_of).collect::<Vec<_>>()),
+            CL_PROGRAM_NUM_DEVICES => out.value::<cl_uint>(p.devices().len() as cl_uint),
+            CL_PROGRAM_DEVICES => out.array(&p.devices().iter().map(handle_of).collect::<Vec<_>>()),
             CL_PROGRAM_SOURCE => match &p.source {
                 ProgramSource::Source(s) => out.string(s),
                 _ => out.string(""),
@@ -230,18 +246,18 @@ cl_entry! {
                 _ => out.bytes(&[]),
             },
             CL_PROGRAM_BINARY_SIZES => {
-                let n = p.binary().len();
-                out.array(&vec![n; p.context.devices.len()])
+                out.array(&p.binaries().iter().map(Vec::len).collect::<Vec<usize>>())
             }
             CL_PROGRAM_BINARIES => {
-                let n = p.context.devices.len();
-                let bin = p.binary();
+                let bins = p.binaries();
+                let n = bins.len();
                 let size = n * std::mem::size_of::<*mut u8>();
                 if !param_value.is_null() {
                     if param_value_size < size {
                         return Err(CL_INVALID_VALUE);
                     }
-                    for dst in util::slice(param_value.cast::<*mut u8>().cast_const(), n)? {
+                    let dsts = util::slice(param_value.cast::<*mut u8>().cast_const(), n)?;
+                    for (dst, bin) in dsts.iter().zip(&bins) {
                         if !dst.is_null() {
                             // SAFETY: the application provides a buffer of
                             // CL_PROGRAM_BINARY_SIZES bytes behind each non-null pointer.
@@ -271,10 +287,7 @@ cl_entry! {
     ) -> cl_int {
         let p = get::<Program>(program)?;
         let d = get::<Device>(device)?;
-        if !p.context.has_device(&d) {
-            return Err(CL_INVALID_DEVICE);
-        }
-        let st = p.state();
+        let st = p.device_state(&d).ok_or(CL_INVALID_DEVICE)?;
         let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
         match param_name {
             CL_PROGRAM_BUILD_STATUS => out.value::<cl_build_status>(st.status),
@@ -304,7 +317,8 @@ cl_entry! {
         user_data: *mut c_void
     ) -> cl_int {
         let p = get::<Program>(program)?;
-        check_devices(&p.context, num_devices, device_list)?;
+        let devices = listed_devices(num_devices, device_list)?;
+        p.check_devices(devices.as_deref())?;
         if pfn_notify.is_none() && !user_data.is_null() {
             return Err(CL_INVALID_VALUE);
         }
@@ -323,7 +337,7 @@ cl_entry! {
             headers.push((util::c_str(*name)?.to_string(), text.clone()));
         }
         let options = if options.is_null() { "" } else { util::c_str(options)? };
-        let result = p.compile(options, &headers);
+        let result = p.compile(devices.as_deref(), options, &headers);
         if let Some(notify) = pfn_notify.filter(|_| build_began(&result)) {
             // SAFETY: the application's callback for (program, user_data).
             unsafe { notify(program, user_data) };
@@ -344,7 +358,7 @@ fn link_program(
     user_data: *mut c_void,
 ) -> CLResult<(cl_program, CLResult<()>)> {
     let ctx = get::<Context>(context)?;
-    check_devices(&ctx, num_devices, device_list)?;
+    let devices = check_devices(&ctx, num_devices, device_list)?;
     if pfn_notify.is_none() && !user_data.is_null() {
         return Err(CL_INVALID_VALUE);
     }
@@ -360,7 +374,7 @@ fn link_program(
     } else {
         util::c_str(options)?
     };
-    let (program, status) = Program::link(ctx, &inputs, options)?;
+    let (program, status) = Program::link(ctx, devices, &inputs, options)?;
     let handle = new_handle(program);
     if let Some(notify) = pfn_notify {
         // SAFETY: the application's callback for (program, user_data).

@@ -118,19 +118,22 @@ pub fn is_pool_worker() -> bool {
 
 /// The work-group size used when the application passes `local_work_size = NULL`:
 /// honours `reqd_work_group_size`, keeps dimension 0 a multiple of the sub-group width
-/// where the global size allows, and stays within `max_work_group_size`.
+/// where the global size allows, stays within `max_work_group_size`, and leaves
+/// enough groups for the `threads` that will run the launch (the device's compute
+/// units).
 pub fn choose_local_size(
     info: &KernelInfo,
     work_dim: u32,
     global_size: [usize; 3],
     max_work_group_size: usize,
+    threads: usize,
 ) -> [usize; 3] {
     local_size::choose(
         info,
         work_dim,
         global_size,
         max_work_group_size,
-        num_workers(),
+        threads.clamp(1, num_workers()),
         false,
     )
 }

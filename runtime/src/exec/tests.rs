@@ -548,7 +548,7 @@ fn panicking_tasks_do_not_kill_workers() {
 #[test]
 fn choose_local_size_divides_global() {
     let info = fake_kernel(8, 0, 0, 0).info.clone();
-    let l = choose_local_size(&info, 2, [640, 480, 1], 1024);
+    let l = choose_local_size(&info, 2, [640, 480, 1], 1024, num_workers());
     assert_eq!(640 % l[0], 0);
     assert_eq!(480 % l[1], 0);
     assert_eq!(l[0] % 8, 0);
