@@ -7,10 +7,14 @@
 //! after the lock is released, on the thread that changed the status.
 //!
 //! Waiting ([`Event::wait`]) first helps: a command event's queue runs its ready
-//! commands on the waiting thread ([`Queue::help_until`]), then the waiter spins
+//! commands on the waiting thread ([`CommandQueue::help_until`]), then the waiter spins
 //! for a short, bounded time and only then sleeps, so that waiting for a short
 //! command costs no sleep/wake-up round trip.
+//!
+//! Events know their queue only through [`CommandQueue`], which `queue.rs`
+//! implements: the dependency runs one way (queue -> event).
 
+use std::any::Any;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,7 +27,22 @@ use crate::callback::{Callback, EventNotifyFn};
 use crate::context::Context;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
 use crate::platform::now_ns;
-use crate::queue::Queue;
+
+/// What a command event needs of its queue (implemented by `queue::Queue`).
+pub trait CommandQueue: Send + Sync {
+    /// Runs the queue's ready commands on this thread until `event` is finished.
+    fn help_until(&self, event: &Event);
+    /// Hands queued commands to the workers (`clFlush`).
+    fn flush(&self);
+    /// Whether commands record profiling timestamps.
+    fn profiling(&self) -> bool;
+    /// The queue's context.
+    fn context(&self) -> &Arc<Context>;
+    /// The concrete queue, for the API layer (`CL_EVENT_COMMAND_QUEUE`).
+    fn as_any(&self) -> &dyn Any;
+    /// The concrete queue as a shared reference.
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
 
 /// Something to run once an event is complete (or failed); gets the final status.
 pub type CompletionHook = Box<dyn FnOnce(cl_int) + Send>;
@@ -41,7 +60,7 @@ pub struct Event {
     /// The context (an implicit reference).
     pub context: Arc<Context>,
     /// The queue of a command event (an implicit reference); `None` for user events.
-    pub queue: Option<Arc<Queue>>,
+    pub queue: Option<Arc<dyn CommandQueue>>,
     /// `CL_EVENT_COMMAND_TYPE`.
     pub command_type: cl_command_type,
     state: Mutex<EventState>,
@@ -78,10 +97,10 @@ pub enum Timestamp {
 
 impl Event {
     /// A command event in state `CL_QUEUED`.
-    pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
+    pub fn new_command(queue: Arc<dyn CommandQueue>, command_type: cl_command_type) -> Arc<Event> {
         Self::new(
-            queue.context.clone(),
-            Some(queue.clone()),
+            queue.context().clone(),
+            Some(queue),
             command_type,
             CL_QUEUED,
         )
@@ -94,7 +113,7 @@ impl Event {
 
     fn new(
         context: Arc<Context>,
-        queue: Option<Arc<Queue>>,
+        queue: Option<Arc<dyn CommandQueue>>,
         command_type: cl_command_type,
         status: cl_int,
     ) -> Arc<Event> {

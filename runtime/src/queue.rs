@@ -23,7 +23,7 @@ use crate::sync::Mutex;
 use opencl_sys::*;
 
 use crate::context::Context;
-use crate::event::{Event, WAIT_SPIN};
+use crate::event::{CommandQueue, Event, WAIT_SPIN};
 use crate::exec;
 use crate::memory::Mem;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
@@ -293,7 +293,12 @@ impl Pending {
         if inline {
             self.run();
         } else {
-            if let Some(queue) = &self.event.queue {
+            if let Some(queue) = self
+                .event
+                .queue
+                .as_ref()
+                .and_then(|q| q.as_any().downcast_ref::<Queue>())
+            {
                 queue.list_ready(self);
             }
             let this = self.clone();
@@ -423,6 +428,27 @@ struct QueueOrder {
     barrier: Weak<Event>,
 }
 
+impl CommandQueue for Queue {
+    fn help_until(&self, event: &Event) {
+        Queue::help_until(self, event)
+    }
+    fn flush(&self) {
+        Queue::flush(self)
+    }
+    fn profiling(&self) -> bool {
+        Queue::profiling(self)
+    }
+    fn context(&self) -> &Arc<Context> {
+        &self.context
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
+}
+
 impl ApiObject for Queue {
     const KIND: ObjectKind = ObjectKind::Queue;
     fn header(&self) -> &ApiHeader {
@@ -431,6 +457,11 @@ impl ApiObject for Queue {
 }
 
 impl Queue {
+    /// The queue of a command event (`None` for user events).
+    pub fn of_event(event: &Event) -> Option<Arc<Queue>> {
+        event.queue.clone()?.into_any().downcast::<Queue>().ok()
+    }
+
     /// A new queue (properties validated by the caller).
     pub fn new(
         context: Arc<Context>,
@@ -503,7 +534,7 @@ impl Queue {
         wait_list: &[Arc<Event>],
         blocking: bool,
     ) -> CLResult<Arc<Event>> {
-        let event = Event::new_command(self, command_type);
+        let event = Event::new_command(self.clone(), command_type);
         let previous = self.order_after(&event, command_type, !wait_list.is_empty());
         let pending = Arc::new(Pending {
             command: Mutex::new(Some(command)),

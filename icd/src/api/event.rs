@@ -3,6 +3,7 @@
 use cranecl_runtime::callback::{Callback, EventNotifyFn};
 use cranecl_runtime::event::{self, Event, Timestamp};
 use cranecl_runtime::object::ApiObject;
+use cranecl_runtime::queue::Queue;
 
 use cranecl_runtime::context::Context;
 
@@ -33,7 +34,7 @@ cl_entry! {
         let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
         match param_name {
             CL_EVENT_COMMAND_QUEUE => {
-                out.value(e.queue.as_ref().map_or(std::ptr::null_mut(), handle_of))
+                out.value(Queue::of_event(&e).as_ref().map_or(std::ptr::null_mut(), handle_of))
             }
             CL_EVENT_CONTEXT => out.value(handle_of(&e.context)),
             CL_EVENT_COMMAND_TYPE => out.value::<cl_command_type>(e.command_type),
