@@ -1,0 +1,27 @@
+//! What the runtime may ask of code generation: sub-group widths and the build
+//! options that change generated code.
+
+/// Sub-group widths the code generator supports; reported as
+/// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`.
+pub const SUPPORTED_SUB_GROUP_WIDTHS: [u32; 4] = [4, 8, 16, 32];
+
+/// Width used when neither the kernel (`SubgroupSize` / `intel_reqd_sub_group_size`) nor
+/// the build options ask for one.
+pub const DEFAULT_SUB_GROUP_WIDTH: u32 = 8;
+
+/// Options that change generated code, parsed by the runtime from the build options.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// `-cl-fast-relaxed-math` / `-cl-unsafe-math-optimizations`: allow fused and
+    /// approximate math.
+    pub fast_relaxed_math: bool,
+    /// `-cl-mad-enable`: `mad` may be fused.
+    pub mad_enable: bool,
+    /// `-cl-denorms-are-zero`.
+    pub denorms_are_zero: bool,
+    /// `-cl-opt-disable`: trade code quality for compile time.
+    pub opt_disable: bool,
+    /// Overrides [`DEFAULT_SUB_GROUP_WIDTH`] for kernels without a required size
+    /// (`CRANECL_SUBGROUP_WIDTH`, tests).
+    pub default_sub_group_width: Option<u32>,
+}

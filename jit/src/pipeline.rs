@@ -1,0 +1,221 @@
+//! The compile pipeline: decode and validate, analyse, lower each kernel and
+//! generate its code; cheap validation for clCreateProgramWithIL; linking.
+
+use std::sync::Arc;
+
+use crate::{analysis, codegen, lower, meta, program_data, spirv};
+use crate::{
+    CompileError, CompileOptions, CompiledKernel, CompiledProgram, KernelEntryFn, KernelInfo,
+    LinkOutput, DEFAULT_SUB_GROUP_WIDTH, SUPPORTED_SUB_GROUP_WIDTHS,
+};
+
+/// Checks that `words` are a SPIR-V module we can decode (clCreateProgramWithIL);
+/// cheap, no code generation.
+pub fn validate(words: &[u32]) -> Result<(), CompileError> {
+    guarded(|| {
+        let m = spirv::decode(words)?;
+        for ep in &m.entry_points {
+            let f = m.functions.get(&ep.function).ok_or_else(|| {
+                CompileError::malformed(format!("kernel {} has no function", ep.name))
+            })?;
+            let flat = analysis::flatten::flatten(&m, f)?;
+            analysis::cfg::Cfg::new(&flat.blocks)?;
+        }
+        Ok(())
+    })
+}
+
+/// Decodes, validates and compiles every kernel of `words` to native code.
+pub fn compile(words: &[u32], options: &CompileOptions) -> Result<CompiledProgram, CompileError> {
+    guarded(|| compile_module(words, options))
+}
+
+/// `CRANECL_JIT_TIMES=1`: the time of each compilation phase of a kernel and the
+/// sizes of its flat SPIR-V and of its Cranelift IR, on stderr (for finding what
+/// makes a big kernel slow to build).
+struct PhaseTimes {
+    kernel: Option<String>,
+    last: std::time::Instant,
+    laps: Vec<(&'static str, f64)>,
+}
+
+impl PhaseTimes {
+    fn new(kernel: &str) -> PhaseTimes {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let on = *ON.get_or_init(|| {
+            std::env::var_os("CRANECL_JIT_TIMES").is_some_and(|v| !v.is_empty() && v != "0")
+        });
+        PhaseTimes {
+            kernel: on.then(|| kernel.to_string()),
+            last: std::time::Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, phase: &'static str) {
+        if self.kernel.is_some() {
+            let now = std::time::Instant::now();
+            self.laps.push((phase, (now - self.last).as_secs_f64()));
+            self.last = now;
+        }
+    }
+
+    fn report(&self, flat: &analysis::flatten::FlatFunction, clif: (usize, usize, usize)) {
+        let Some(kernel) = &self.kernel else { return };
+        let insts: usize = flat.blocks.iter().map(|b| b.insts.len()).sum();
+        let laps: Vec<String> = self
+            .laps
+            .iter()
+            .map(|(p, t)| format!("{p} {:.3}s", t))
+            .collect();
+        eprintln!(
+            "cranecl: jit {kernel}: {} blocks, {insts} instructions -> clif {} blocks, {} insts, {} values; {}",
+            flat.blocks.len(),
+            clif.0,
+            clif.1,
+            clif.2,
+            laps.join(", ")
+        );
+    }
+}
+
+/// Links SPIR-V modules into one (clLinkProgram): imports resolved to exports across
+/// the inputs, a library keeping its exports (see [`spirv::link`]).
+pub fn link(modules: &[&[u32]], output: LinkOutput) -> Result<Vec<u32>, CompileError> {
+    guarded(|| spirv::link::link(modules, output))
+}
+
+/// Runs `f`, turning a panic (a bug of ours) into a `Codegen` error.
+fn guarded<T>(f: impl FnOnce() -> Result<T, CompileError>) -> Result<T, CompileError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(CompileError::codegen(format!(
+                "internal compiler error: {msg}"
+            )))
+        }
+    }
+}
+
+/// The sub-group width for a kernel.
+fn sub_group_width(ep: &spirv::EntryPoint, options: &CompileOptions) -> Result<u32, CompileError> {
+    let w = ep
+        .modes
+        .sub_group_size
+        .or(options.default_sub_group_width)
+        .unwrap_or(DEFAULT_SUB_GROUP_WIDTH);
+    if !SUPPORTED_SUB_GROUP_WIDTHS.contains(&w) {
+        return Err(CompileError::unsupported(format!(
+            "kernel {}: sub-group size {w} is not supported (supported: {:?})",
+            ep.name, SUPPORTED_SUB_GROUP_WIDTHS
+        )));
+    }
+    Ok(w)
+}
+
+fn compile_module(
+    words: &[u32],
+    options: &CompileOptions,
+) -> Result<CompiledProgram, CompileError> {
+    let m = spirv::decode(words)?;
+    let mut jit = codegen::Jit::new(options.opt_disable)?;
+    // Constant and program-scope data, owned by the compiled program.
+    let data = program_data::lay_out(&m)?;
+    let data_addrs = data.addrs.clone();
+    let global_variable_bytes = data.global_variable_bytes;
+    let mut infos = Vec::new();
+    let mut printfs = Vec::new();
+    let mut ids = Vec::new();
+    for ep in &m.entry_points {
+        let f = m.functions.get(&ep.function).ok_or_else(|| {
+            CompileError::malformed(format!("kernel {} has no function", ep.name))
+        })?;
+        let mut times = PhaseTimes::new(&ep.name);
+        let flat = analysis::flatten::flatten(&m, f)?;
+        times.lap("flatten");
+        let cfg = analysis::cfg::Cfg::new(&flat.blocks).map_err(|mut e| {
+            e.message = format!("{} in kernel {}", e.message, ep.name);
+            e
+        })?;
+        times.lap("cfg");
+        let uni = analysis::uniformity::analyze(&m, &flat, &cfg);
+        times.lap("uniformity");
+        let w = sub_group_width(ep, options)?;
+        let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
+        let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
+        let (locals, local_bytes) = meta::local_layout(&m, &flat)?;
+        let lower_with = |jit: &mut codegen::Jit, allow_dup: bool| {
+            lower::lower_kernel(
+                &m,
+                &flat,
+                &cfg,
+                &uni,
+                w,
+                ep.modes.contraction_off,
+                options,
+                &mut jit.module,
+                &mut jit.fctx,
+                &locals,
+                local_bytes,
+                &data_addrs,
+                &arg_offsets,
+                allow_dup,
+                ep.modes.local_size,
+            )
+        };
+        let lowered = match lower_with(&mut jit, !options.opt_disable) {
+            Err(e) if e.message == lower::DUP_CONFLICT => lower_with(&mut jit, false)?,
+            r => r?,
+        };
+        times.lap("lower");
+        let collectives = lowered.collective_slots as u64;
+        let clif_size = (
+            lowered.func.layout.blocks().count(),
+            lowered.func.dfg.num_insts(),
+            lowered.func.dfg.num_values(),
+        );
+        let id = jit.define(&ep.name, lowered.func)?;
+        times.lap("cranelift");
+        times.report(&flat, clif_size);
+        ids.push(id);
+        printfs.push(lowered.printf);
+        infos.push(KernelInfo {
+            name: ep.name.clone(),
+            args,
+            arg_block_size,
+            sub_group_width: w,
+            reqd_work_group_size: ep.modes.local_size,
+            work_group_size_hint: ep.modes.local_size_hint,
+            attributes: meta::attributes(ep),
+            static_local_bytes: (local_bytes + 16 * collectives) as usize,
+            scratch_bytes_per_sub_group: lowered.scratch_per_sg as usize,
+            private_bytes_per_item: lowered.private_bytes as usize,
+            has_barriers: lowered.has_barriers,
+        });
+    }
+    let (code, ptrs) = jit.finish(&ids, data)?;
+    let kernels = infos
+        .into_iter()
+        .zip(ptrs)
+        .zip(printfs)
+        .map(|((info, p), printf)| {
+            // SAFETY: `p` is the finalised entry of a function generated with the
+            // KernelEntryFn signature (two pointer arguments, no result, host calling
+            // convention); `code` keeps its memory alive as long as the kernel lives.
+            let entry = unsafe { std::mem::transmute::<*const u8, KernelEntryFn>(p) };
+            Arc::new(
+                CompiledKernel::new(info, entry, code.clone() as Arc<dyn Send + Sync>)
+                    .with_printf(printf),
+            )
+        })
+        .collect();
+    Ok(CompiledProgram {
+        kernels,
+        global_variable_bytes,
+    })
+}
