@@ -185,6 +185,7 @@ fn extension_macros_match_the_device_extensions() {
             "cl_khr_spirv_no_integer_wrap_decoration",
             "cl_khr_expect_assume",
             "cl_khr_device_uuid",
+            "cl_khr_spirv_queries",
         ];
         assert!(
             api_only.contains(&name) || EXTENSION_MACROS.contains(&name),

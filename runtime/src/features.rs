@@ -36,6 +36,9 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_intel_unified_shared_memory", (1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", (1, 0, 0)),
     ("cl_khr_device_uuid", (1, 0, 0)),
+    // CL_DEVICE_SPIRV_{EXTENDED_INSTRUCTION_SETS,EXTENSIONS,CAPABILITIES}_KHR, from
+    // the jit's own lists (see `spirv_capabilities`).
+    ("cl_khr_spirv_queries", (1, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -85,6 +88,7 @@ const HOST_API_ONLY: &[&str] = &[
     "cl_intel_unified_shared_memory",
     "cl_khr_spirv_linkonce_odr",
     "cl_khr_device_uuid",
+    "cl_khr_spirv_queries",
 ];
 
 /// Whether the device reports the OpenCL C feature `name` (`__opencl_c_...`).
@@ -121,6 +125,78 @@ pub fn max_global_variable_size() -> usize {
         0
     }
 }
+
+/// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: the capabilities the jit implements, less
+/// those whose OpenCL feature the device does not claim (so a module that declares
+/// one of them is refused with a message, as it should be).
+pub fn spirv_capabilities() -> Vec<u32> {
+    use cranecl_jit::spirv::IMPLEMENTED_CAPABILITIES;
+    let needs = |name: &str| -> bool {
+        match name {
+            "Float16" => has_extension("cl_khr_fp16"),
+            "Float64" => has_feature("__opencl_c_fp64"),
+            "Int64Atomics" => has_extension("cl_khr_int64_base_atomics"),
+            "GenericPointer" => generic_address_space(),
+            "Groups" => {
+                has_feature("__opencl_c_subgroups")
+                    || has_feature("__opencl_c_work_group_collective_functions")
+            }
+            "SubgroupDispatch" | "GroupNonUniform" => has_feature("__opencl_c_subgroups"),
+            "SubgroupShuffleINTEL" | "SubgroupBufferBlockIOINTEL" => {
+                has_extension("cl_intel_subgroups")
+            }
+            "ExpectAssumeKHR" => has_extension("cl_khr_expect_assume"),
+            "AtomicFloat32AddEXT" => fp_atomic_capabilities("fp32") & FP_ATOMIC_ADD != 0,
+            "AtomicFloat64AddEXT" => fp_atomic_capabilities("fp64") & FP_ATOMIC_ADD != 0,
+            "AtomicFloat32MinMaxEXT" => fp_atomic_capabilities("fp32") & FP_ATOMIC_MIN_MAX != 0,
+            "AtomicFloat64MinMaxEXT" => fp_atomic_capabilities("fp64") & FP_ATOMIC_MIN_MAX != 0,
+            n if n.starts_with("GroupNonUniform") => has_feature("__opencl_c_subgroups"),
+            _ => true,
+        }
+    };
+    IMPLEMENTED_CAPABILITIES
+        .iter()
+        .filter(|c| needs(&format!("{c:?}")))
+        .map(|c| *c as u32)
+        .collect()
+}
+
+/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions the jit implements, less
+/// those tied to an OpenCL extension or feature the device does not claim.
+pub fn spirv_extensions() -> Vec<&'static str> {
+    cranecl_jit::spirv::IMPLEMENTED_EXTENSIONS
+        .iter()
+        .copied()
+        .filter(|e| match *e {
+            "SPV_INTEL_subgroups" => has_extension("cl_intel_subgroups"),
+            "SPV_KHR_expect_assume" => has_extension("cl_khr_expect_assume"),
+            "SPV_KHR_no_integer_wrap_decoration" => {
+                has_extension("cl_khr_spirv_no_integer_wrap_decoration")
+            }
+            "SPV_KHR_linkonce_odr" => has_extension("cl_khr_spirv_linkonce_odr"),
+            "SPV_EXT_shader_atomic_float_add" => {
+                (fp_atomic_capabilities("fp32") | fp_atomic_capabilities("fp64")) & FP_ATOMIC_ADD
+                    != 0
+            }
+            "SPV_EXT_shader_atomic_float_min_max" => {
+                (fp_atomic_capabilities("fp32") | fp_atomic_capabilities("fp64"))
+                    & FP_ATOMIC_MIN_MAX
+                    != 0
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+/// `CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`.
+pub fn spirv_extended_instruction_sets() -> &'static [&'static str] {
+    cranecl_jit::spirv::IMPLEMENTED_EXTENDED_INSTRUCTION_SETS
+}
+
+/// cl_ext_float_atomics add bits (global and local) of a capability mask.
+const FP_ATOMIC_ADD: u64 = (1 << 1) | (1 << 17);
+/// cl_ext_float_atomics min/max bits (global and local) of a capability mask.
+const FP_ATOMIC_MIN_MAX: u64 = (1 << 2) | (1 << 18);
 
 /// The order and scope bits that the atomic features add to the mandatory minimum.
 fn atomic_feature_bits() -> cl_device_atomic_capabilities {

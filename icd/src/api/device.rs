@@ -102,6 +102,34 @@ const CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4231;
 const CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4232;
 const CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4233;
 
+/// cl_khr_spirv_queries queries (cl_ext.h).
+const CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR: cl_device_info = 0x12B9;
+const CL_DEVICE_SPIRV_EXTENSIONS_KHR: cl_device_info = 0x12BA;
+const CL_DEVICE_SPIRV_CAPABILITIES_KHR: cl_device_info = 0x12BB;
+
+/// The names in `list` as NUL-terminated strings that live as long as the process:
+/// the cl_khr_spirv_queries string queries return `const char *` pointers, which
+/// the application keeps without freeing.
+fn static_c_strings(list: &[&str]) -> Vec<*const std::ffi::c_char> {
+    use std::collections::HashMap;
+    use std::ffi::CString;
+    use std::sync::{Mutex, OnceLock};
+    static INTERNED: OnceLock<Mutex<HashMap<String, &'static std::ffi::CStr>>> = OnceLock::new();
+    let mut interned = INTERNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    list.iter()
+        .map(|name| {
+            let c = *interned.entry(name.to_string()).or_insert_with(|| {
+                let owned = CString::new(*name).unwrap_or_default();
+                Box::leak(owned.into_boxed_c_str())
+            });
+            c.as_ptr()
+        })
+        .collect()
+}
+
 /// `CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE`.
 pub const MAX_CONSTANT_BUFFER_SIZE: cl_ulong = 1 << 20;
 
@@ -318,6 +346,13 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
         CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT => {
             out.value::<cl_bitfield>(features::fp_atomic_capabilities("fp16"))
         }
+        CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR => out.array(&static_c_strings(
+            features::spirv_extended_instruction_sets(),
+        )),
+        CL_DEVICE_SPIRV_EXTENSIONS_KHR => {
+            out.array(&static_c_strings(&features::spirv_extensions()))
+        }
+        CL_DEVICE_SPIRV_CAPABILITIES_KHR => out.array(&features::spirv_capabilities()),
         _ => Err(CL_INVALID_VALUE),
     }
 }

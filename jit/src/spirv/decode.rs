@@ -25,13 +25,16 @@ use operands::*;
 use super::*;
 use crate::{CompileError, CompileErrorKind};
 
-/// Capabilities whose instructions we can compile (or that change nothing for us).
-const CAPABILITIES: &[Capability] = &[
+/// Capabilities whose instructions we can compile (or that change nothing for us):
+/// what the device may report as `CL_DEVICE_SPIRV_CAPABILITIES_KHR` (the runtime
+/// filters it by the features the device claims, e.g. `Float64` by fp64).
+pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
     Capability::Addresses,
     Capability::Linkage,
     Capability::Kernel,
     Capability::Vector16,
     Capability::Float16Buffer,
+    Capability::Float16,
     Capability::Float64,
     Capability::Int64,
     Capability::Int64Atomics,
@@ -39,6 +42,7 @@ const CAPABILITIES: &[Capability] = &[
     Capability::Int16,
     Capability::GenericPointer,
     Capability::Groups,
+    // The SubgroupSize execution mode (honoured) and SubgroupsPerWorkgroup (a hint).
     Capability::SubgroupDispatch,
     Capability::SubgroupShuffleINTEL,
     Capability::SubgroupBufferBlockIOINTEL,
@@ -49,14 +53,21 @@ const CAPABILITIES: &[Capability] = &[
     Capability::GroupNonUniformShuffle,
     Capability::GroupNonUniformShuffleRelative,
     Capability::ExpectAssumeKHR,
-    Capability::Shader,
     Capability::AtomicFloat32AddEXT,
     Capability::AtomicFloat64AddEXT,
     Capability::AtomicFloat32MinMaxEXT,
     Capability::AtomicFloat64MinMaxEXT,
-    // Image capabilities are accepted so that the image *instructions* are refused
-    // with a message naming them. Pipes and DeviceEnqueue are not: the device claims
-    // neither, so a module declaring them is refused at once.
+    // SPIR-V 1.6: `Uniform` / `UniformId` decorations are hints we do not need.
+    Capability::UniformDecoration,
+];
+
+/// Capabilities a module may declare although we implement none of their
+/// instructions: images, so that the image *instructions* are refused with a message
+/// naming them, and `Shader` (declared by some producers next to `Kernel`; its
+/// instructions are refused one by one). Pipes and DeviceEnqueue are not here: the
+/// device claims neither, so a module declaring them is refused at once.
+const TOLERATED_CAPABILITIES: &[Capability] = &[
+    Capability::Shader,
     Capability::ImageBasic,
     Capability::LiteralSampler,
     Capability::Sampled1D,
@@ -65,22 +76,27 @@ const CAPABILITIES: &[Capability] = &[
     Capability::ImageBuffer,
     Capability::ImageReadWrite,
     Capability::ImageMipmap,
-    Capability::Float16,
-    // SPIR-V 1.6: `Uniform` / `UniformId` decorations are hints we do not need.
-    Capability::UniformDecoration,
 ];
 
-/// Extensions whose instructions we accept.
-const EXTENSIONS: &[&str] = &[
+/// Extensions whose instructions and decorations we implement
+/// (`CL_DEVICE_SPIRV_EXTENSIONS_KHR`).
+pub const IMPLEMENTED_EXTENSIONS: &[&str] = &[
     "SPV_INTEL_subgroups",
     "SPV_KHR_expect_assume",
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",
     "SPV_KHR_no_integer_wrap_decoration",
-    "SPV_KHR_uniform_group_instructions",
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_linkonce_odr",
 ];
+
+/// Extensions a module may declare without us implementing them: the instructions
+/// they add are refused one by one with a message naming them.
+const TOLERATED_EXTENSIONS: &[&str] = &["SPV_KHR_uniform_group_instructions"];
+
+/// Extended instruction sets we implement (`CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`);
+/// `NonSemantic.*` sets are accepted too and ignored, as the SPIR-V spec allows.
+pub const IMPLEMENTED_EXTENDED_INSTRUCTION_SETS: &[&str] = &["OpenCL.std"];
 
 fn malformed(msg: impl Into<String>) -> CompileError {
     CompileError {
@@ -340,7 +356,9 @@ impl Decoder {
         for c in &dm.capabilities {
             match c.operands.first() {
                 Some(Operand::Capability(cap)) => {
-                    if !CAPABILITIES.contains(cap) {
+                    if !IMPLEMENTED_CAPABILITIES.contains(cap)
+                        && !TOLERATED_CAPABILITIES.contains(cap)
+                    {
                         return Err(unsupported(format!(
                             "unsupported SPIR-V capability {cap:?}"
                         )));
@@ -353,7 +371,9 @@ impl Decoder {
         let mut extensions = Vec::new();
         for e in &dm.extensions {
             if let Some(Operand::LiteralString(name)) = e.operands.first() {
-                if !EXTENSIONS.contains(&name.as_str()) {
+                if !IMPLEMENTED_EXTENSIONS.contains(&name.as_str())
+                    && !TOLERATED_EXTENSIONS.contains(&name.as_str())
+                {
                     return Err(unsupported(format!("unsupported SPIR-V extension {name}")));
                 }
                 extensions.push(name.as_str());
@@ -374,7 +394,9 @@ impl Decoder {
             let Some(Operand::LiteralString(name)) = e.operands.first() else {
                 return Err(malformed("OpExtInstImport without a name"));
             };
-            if name != "OpenCL.std" && !name.starts_with("NonSemantic.") {
+            if !IMPLEMENTED_EXTENDED_INSTRUCTION_SETS.contains(&name.as_str())
+                && !name.starts_with("NonSemantic.")
+            {
                 return Err(unsupported(format!(
                     "unsupported extended instruction set {name}"
                 )));

@@ -11,7 +11,9 @@ pub mod link;
 mod specialize;
 mod validate;
 
-pub use decode::decode;
+pub use decode::{
+    decode, IMPLEMENTED_CAPABILITIES, IMPLEMENTED_EXTENDED_INSTRUCTION_SETS, IMPLEMENTED_EXTENSIONS,
+};
 pub use specialize::{spec_constants, specialize, SpecConstant};
 
 use std::collections::HashMap;
