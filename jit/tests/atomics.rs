@@ -281,3 +281,40 @@ kernel void k(global atomic_float* f, global atomic_double* d, global const floa
     assert_eq!(f, vec![sum, min, max, 5.0, max, 1.0 - sum]);
     assert_eq!(d, vec![sum as f64, min as f64, max as f64, min as f64]);
 }
+
+#[test]
+fn generic_casts_know_private_memory_across_barriers() {
+    // Kernels with barriers keep private variables in the per-sub-group scratch area
+    // instead of the stack: to_private must know that area too.
+    let src = r#"
+int where(int* p) {
+  return (to_global(p) ? 1 : 0) | (to_local(p) ? 2 : 0) | (to_private(p) ? 4 : 0);
+}
+kernel void k(global int* g, global int* out) {
+  local int l[64];
+  int priv[4] = {1, 2, 3, 4};
+  int i = get_global_id(0);
+  int* p = (i % 3 == 0) ? (int*)&priv[i & 3] : (i % 3 == 1) ? (int*)&l[get_local_id(0)] : (int*)&g[i];
+  l[get_local_id(0)] = i;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[2 * i] = where(p);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[2 * i + 1] = *p + priv[(i + 1) & 3];
+}
+"#;
+    let p = build_memory_model(src);
+    let k = kernel(&p, "k");
+    let (n, local) = (96, 32);
+    let mut g: Vec<i32> = (0..n as i32).map(|v| 1000 + v).collect();
+    let mut out = vec![-1i32; 2 * n];
+    run(k, &[n], &[local], &[buf(&mut g), buf(&mut out)]);
+    for i in 0..n {
+        let (space, value) = match i % 3 {
+            0 => (4, (i & 3) as i32 + 1),
+            1 => (2, i as i32),
+            _ => (1, 1000 + i as i32),
+        };
+        assert_eq!(out[2 * i], space, "address space seen by work-item {i}");
+        assert_eq!(out[2 * i + 1], value + ((i + 1) & 3) as i32 + 1, "work-item {i}");
+    }
+}
