@@ -503,3 +503,36 @@ fn intel_usm_allocations_and_queries() {
     assert_eq!(clReleaseCommandQueue(q), CL_SUCCESS);
     assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
 }
+
+#[test]
+fn buffer_over_svm_allocation_stays_inside_it() {
+    let ctx = context();
+    let mut err = 0;
+    for flags in [
+        CL_MEM_READ_WRITE,
+        CL_MEM_READ_ONLY | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+        CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS,
+    ] {
+        let svm = clSVMAlloc(ctx, flags, 1024, 0).cast::<u8>();
+        assert!(!svm.is_null());
+        // The whole allocation and a tail of it are fine.
+        for (offset, size) in [(0usize, 1024usize), (512, 512)] {
+            let host = svm.wrapping_add(offset).cast::<c_void>();
+            let buf = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, size, host, &mut err);
+            assert_eq!(err, CL_SUCCESS);
+            assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
+        }
+        // Past its end: CL_INVALID_BUFFER_SIZE, from the start or from inside it.
+        for (offset, size) in [(0usize, 2048usize), (512, 513)] {
+            let host = svm.wrapping_add(offset).cast::<c_void>();
+            let buf = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, size, host, &mut err);
+            assert!(buf.is_null());
+            assert_eq!(
+                err, CL_INVALID_BUFFER_SIZE,
+                "flags {flags:#x} offset {offset} size {size}"
+            );
+        }
+        clSVMFree(ctx, svm.cast());
+    }
+    assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
+}

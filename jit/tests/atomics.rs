@@ -315,6 +315,10 @@ kernel void k(global int* g, global int* out) {
             _ => (1, 1000 + i as i32),
         };
         assert_eq!(out[2 * i], space, "address space seen by work-item {i}");
-        assert_eq!(out[2 * i + 1], value + ((i + 1) & 3) as i32 + 1, "work-item {i}");
+        assert_eq!(
+            out[2 * i + 1],
+            value + ((i + 1) & 3) as i32 + 1,
+            "work-item {i}"
+        );
     }
 }

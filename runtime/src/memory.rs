@@ -216,6 +216,14 @@ impl Mem {
         if wants_ptr == host_ptr.is_null() {
             return Err(CL_INVALID_HOST_PTR);
         }
+        // A buffer over an SVM allocation may not run past it (clCreateBuffer:
+        // CL_INVALID_BUFFER_SIZE when size exceeds what clSVMAlloc was given).
+        if flags & CL_MEM_USE_HOST_PTR != 0 {
+            let p = host_ptr.cast::<u8>();
+            if context.svm.find(p).is_some() && !context.svm.contains(p, size) {
+                return Err(CL_INVALID_BUFFER_SIZE);
+            }
+        }
         let (storage, base) = if flags & CL_MEM_USE_HOST_PTR != 0 {
             (Storage::Host, host_ptr.cast::<u8>())
         } else {

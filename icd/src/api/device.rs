@@ -287,6 +287,7 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
         CL_DEVICE_SVM_CAPABILITIES => out.value::<cl_device_svm_capabilities>(
             CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
                 | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
+                | CL_DEVICE_SVM_FINE_GRAIN_SYSTEM
                 | CL_DEVICE_SVM_ATOMICS,
         ),
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT

@@ -1,5 +1,8 @@
 //! Shared virtual memory entry points: clSVMAlloc/clSVMFree, SVM kernel arguments and
-//! the SVM enqueue commands (coarse- and fine-grained buffers; no SVM atomics).
+//! the SVM enqueue commands. The device is the host CPU, so every level is met:
+//! coarse- and fine-grained buffers, fine-grained system memory (any host pointer,
+//! e.g. from malloc, is a valid kernel argument and SVM command operand) and SVM
+//! atomics (locked instructions on the same coherent memory).
 
 use cranecl_jit::ArgKind;
 use cranecl_runtime::context::Context;
@@ -83,9 +86,10 @@ cl_entry! {
                 if param_value_size != std::mem::size_of::<cl_bool>() || param_value.is_null() {
                     return Err(CL_INVALID_VALUE);
                 }
-                let v = util::slice(param_value.cast::<cl_bool>(), 1)?[0];
-                // Fine-grained system SVM is not claimed.
-                if v != CL_FALSE { Err(CL_INVALID_OPERATION) } else { Ok(()) }
+                // Fine-grained system SVM: every host address is device memory, so
+                // either value needs no bookkeeping.
+                util::slice(param_value.cast::<cl_bool>(), 1)?;
+                Ok(())
             }
             _ => Err(CL_INVALID_VALUE),
         }
