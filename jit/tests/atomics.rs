@@ -322,3 +322,59 @@ kernel void k(global int* g, global int* out) {
         );
     }
 }
+
+#[test]
+fn explicit_loads_with_every_order_and_scope() {
+    // clang-22 writes atomic_load_explicit's memory order where the scope belongs
+    // (seq_cst = 5, a variable order as it is): such loads must build and load.
+    let src = r#"
+kernel void k(global atomic_int* a, global atomic_long* b, global atomic_float* f,
+              global long* out, memory_order mo) {
+  size_t i = get_global_id(0);
+  local atomic_int l;
+  if (get_local_id(0) == 0) atomic_init(&l, 7 * (int)get_group_id(0));
+  barrier(CLK_LOCAL_MEM_FENCE);
+  atomic_fetch_add(&a[1], 1);
+  long s = atomic_load_explicit(&a[0], memory_order_seq_cst, memory_scope_all_svm_devices);
+  s += 10 * atomic_load_explicit(&a[0], memory_order_seq_cst, memory_scope_all_devices);
+  s += 100 * atomic_load_explicit(&a[0], memory_order_acquire, memory_scope_work_group);
+  s += 1000 * atomic_load_explicit(&a[0], memory_order_relaxed);
+  s += 10000 * atomic_load_explicit(&b[0], memory_order_acquire, memory_scope_device);
+  s += 100000 * (long)atomic_load_explicit(&f[0], memory_order_seq_cst, memory_scope_sub_group);
+  s += 1000000 * atomic_load_explicit(&l, mo, memory_scope_work_group);
+  generic atomic_int* g = (i & 1) ? (generic atomic_int*)&a[0] : (generic atomic_int*)&l;
+  out[2 * i] = s;
+  out[2 * i + 1] = atomic_load_explicit(g, memory_order_seq_cst, memory_scope_work_group);
+}
+"#;
+    let p = build_memory_model(src);
+    let k = kernel(&p, "k");
+    let (n, local) = (64, 16);
+    let mut a = vec![3i32, 0];
+    let mut b = vec![5i64];
+    let mut f = vec![2.0f32];
+    let mut out = vec![0i64; 2 * n];
+    for mo in [0i32, 2, 5] {
+        a[1] = 0;
+        run(
+            k,
+            &[n],
+            &[local],
+            &[
+                buf(&mut a),
+                buf(&mut b),
+                buf(&mut f),
+                buf(&mut out),
+                val(mo),
+            ],
+        );
+        assert_eq!(a[1], n as i32, "every work-item's add (order {mo})");
+        for i in 0..n {
+            let group = (i / local) as i64;
+            let s = 3 + 30 + 300 + 3000 + 50_000 + 200_000 + 1_000_000 * 7 * group;
+            assert_eq!(out[2 * i], s, "work-item {i}, order {mo}");
+            let g = if i & 1 == 1 { 3 } else { 7 * group };
+            assert_eq!(out[2 * i + 1], g, "generic load of work-item {i}");
+        }
+    }
+}

@@ -142,6 +142,19 @@ impl Validator<'_> {
         Ok(())
     }
 
+    /// The scope operand of OpAtomicLoad. clang-22 lowers `atomic_load_explicit(p,
+    /// order[, scope])` with the OpenCL C arguments unconverted: the memory order
+    /// (0..5, seq_cst = 5, or a variable when the order is one) stands where the
+    /// scope belongs and the OpenCL scope where the semantics belong. Every atomic is
+    /// sequentially consistent here and lowering reads neither, so any 32-bit
+    /// integer is accepted.
+    fn atomic_load_scope(&self, values: &Values<'_>, id: Id) -> Result<(), CompileError> {
+        if self.int_scalar(values, id)? != 32 {
+            return Err(err(format!("scope %{id} must be a 32-bit integer")));
+        }
+        Ok(())
+    }
+
     /// The type reached from `ty` through composite `indices` (literals).
     fn walk_literal(&self, ty: Id, indices: &[u32]) -> Result<Id, CompileError> {
         if indices.is_empty() {
@@ -590,7 +603,11 @@ impl Validator<'_> {
                 if matches!(storage, Storage::UniformConstant | Storage::Input) {
                     return Err(err(format!("atomic on a read-only {storage:?} pointer")));
                 }
-                self.scope(values, *scope)?;
+                if *op == AtomicOp::Load {
+                    self.atomic_load_scope(values, *scope)?;
+                } else {
+                    self.scope(values, *scope)?;
+                }
                 if matches!(op, AtomicOp::FlagTestAndSet | AtomicOp::FlagClear) {
                     if !args.is_empty()
                         || self.shape(pointee).map(|s| (s.kind, s.bits, s.count))
