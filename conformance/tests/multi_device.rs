@@ -499,6 +499,27 @@ fn compile_and_link_per_device() {
             // sub-devices.
             return;
         }
+        // Linked for every device: a device for which no input has an object gets no
+        // executable (Intel fails the whole link).
+        let partial = link(&ctx, &[], &[&p]).expect("link where objects exist");
+        assert_eq!(program_devices(&partial), vec![a, b, root]);
+        assert_eq!(status(&partial, a), CL_BUILD_SUCCESS);
+        assert_eq!(status(&partial, b), CL_BUILD_NONE);
+        let kernel = partial.kernel("scale");
+        let out = run(&ctx, &queue(&ctx, a), &kernel, &data, 5).expect("partial link on a");
+        assert_eq!(out, data.iter().map(|v| v * 5 + 4).collect::<Vec<_>>());
+        assert_eq!(
+            run(&ctx, &queue(&ctx, b), &kernel, &data, 5),
+            Err(CL_INVALID_PROGRAM_EXECUTABLE)
+        );
+        drop(kernel);
+        // Inputs of which only some have an object for a device.
+        let other = program(&ctx);
+        assert_eq!(compile(&other, &[b], "-DX=1"), CL_SUCCESS);
+        assert_eq!(
+            link(&ctx, &[], &[&p, &other]).err(),
+            Some(CL_INVALID_OPERATION)
+        );
         // Compiled for the root device: as with builds, its sub-devices share it.
         let q = program(&ctx);
         assert_eq!(compile(&q, &[root], "-DX=6"), CL_SUCCESS);
@@ -509,5 +530,154 @@ fn compile_and_link_per_device() {
             let out = run(&ctx, &queue(&ctx, d), &kernel, &data, 1).expect("linked kernel");
             assert_eq!(out, data.iter().map(|v| v + 6).collect::<Vec<_>>());
         }
+    });
+}
+
+/// `clGetProgramBuildInfo` on `device`: the error code when the query fails.
+fn build_info_code(p: &Program, device: cl_device_id, param: cl_uint) -> cl_int {
+    let mut size = 0usize;
+    // SAFETY: only the size is asked for.
+    unsafe { clGetProgramBuildInfo(p.raw(), device, param, 0, ptr::null_mut(), &mut size) }
+}
+
+/// `CL_PROGRAM_BINARY_TYPE` of `device` (a `cl_uint`), widened as the constants are.
+fn binary_type(p: &Program, device: cl_device_id) -> u64 {
+    u64::from(from_bytes::<cl_uint>(&build_info(p, device, CL_PROGRAM_BINARY_TYPE))[0])
+}
+
+/// `CL_PROGRAM_BINARIES` of `p`, one per device.
+fn binaries(p: &Program) -> Vec<Vec<u8>> {
+    let sizes: Vec<usize> = from_bytes(&p.info_bytes(CL_PROGRAM_BINARY_SIZES).expect("sizes"));
+    let mut bins: Vec<Vec<u8>> = sizes.iter().map(|s| vec![0u8; *s]).collect();
+    let mut ptrs: Vec<*mut u8> = bins.iter_mut().map(|b| b.as_mut_ptr()).collect();
+    // SAFETY: one pointer per device, each to a buffer of its size.
+    let code = unsafe {
+        clGetProgramInfo(
+            p.raw(),
+            CL_PROGRAM_BINARIES,
+            std::mem::size_of_val(ptrs.as_slice()),
+            ptrs.as_mut_ptr().cast(),
+            ptr::null_mut(),
+        )
+    };
+    check(code, "clGetProgramInfo(CL_PROGRAM_BINARIES)").expect("binaries");
+    bins
+}
+
+/// `clCreateProgramWithBinary` for `devices` with `bins`: the program or the error
+/// code, and the binary status of each device.
+fn from_binaries(
+    ctx: &Context,
+    devices: &[cl_device_id],
+    bins: &[&[u8]],
+) -> (Result<Program, cl_int>, Vec<cl_int>) {
+    let lens: Vec<usize> = bins.iter().map(|b| b.len()).collect();
+    let ptrs: Vec<*const u8> = bins.iter().map(|b| b.as_ptr()).collect();
+    let mut statuses = vec![1; devices.len()];
+    let mut err = 0;
+    // SAFETY: one binary with its length and one status slot per device.
+    let p = unsafe {
+        clCreateProgramWithBinary(
+            ctx.raw(),
+            devices.len() as cl_uint,
+            devices.as_ptr(),
+            lens.as_ptr(),
+            ptrs.as_ptr() as *mut *const u8,
+            statuses.as_mut_ptr(),
+            &mut err,
+        )
+    };
+    if p.is_null() {
+        return (Err(err), statuses);
+    }
+    assert_eq!(err, CL_SUCCESS);
+    // SAFETY: created for us.
+    (Ok(unsafe { Program::from_raw(p) }), statuses)
+}
+
+#[test]
+fn program_queries_per_device() {
+    with_four_units("program_queries_per_device", || {
+        let Some((root, subs)) = root_and_subs() else {
+            return;
+        };
+        let (a, b) = (subs[0].raw(), subs[1].raw());
+        let ctx = context(&[a, b, root]);
+        let p = program(&ctx);
+        let num: Vec<cl_uint> = from_bytes(&p.info_bytes(CL_PROGRAM_NUM_DEVICES).expect("num"));
+        assert_eq!(num, [3]);
+        assert_eq!(
+            p.info_bytes(CL_PROGRAM_NUM_KERNELS).map_err(|e| e.code),
+            Err(CL_INVALID_PROGRAM_EXECUTABLE),
+            "built for no device yet"
+        );
+        // A compiled object for a alone; b keeps no binary.
+        assert_eq!(compile(&p, &[a], "-DX=3"), CL_SUCCESS);
+        assert_eq!(binary_type(&p, a), CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+        assert_eq!(binary_type(&p, b), CL_PROGRAM_BINARY_TYPE_NONE);
+        assert_eq!(
+            p.info_bytes(CL_PROGRAM_NUM_KERNELS).map_err(|e| e.code),
+            Err(CL_INVALID_PROGRAM_EXECUTABLE),
+            "a compiled object is no executable"
+        );
+        let object = binaries(&p);
+        assert!(!object[0].is_empty() && object[1].is_empty() && object[2].is_empty());
+        // Now an executable for b: the number of kernels is known.
+        assert_eq!(build(&p, &[b], "-DX=7"), CL_SUCCESS);
+        assert_eq!(binary_type(&p, b), CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+        assert_eq!(binary_type(&p, a), CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+        let kernels: Vec<usize> =
+            from_bytes(&p.info_bytes(CL_PROGRAM_NUM_KERNELS).expect("kernels"));
+        assert_eq!(kernels, [1]);
+        let executable = binaries(&p).swap_remove(1);
+
+        // One good and one damaged binary: CL_INVALID_BINARY, with each device's status.
+        let damaged = vec![0x5au8; executable.len()];
+        let (made, statuses) = from_binaries(&ctx, &[a, b], &[&executable, &damaged]);
+        assert_eq!(made.err(), Some(CL_INVALID_BINARY));
+        assert_eq!(statuses, [CL_SUCCESS, CL_INVALID_BINARY]);
+        // A device outside the context.
+        let (_, others) = root_and_subs().expect("partitioned before");
+        let (made, _) = from_binaries(&ctx, &[others[0].raw()], &[&executable]);
+        assert_eq!(made.err(), Some(CL_INVALID_DEVICE));
+
+        // The executable for b alone: a program of one device, whose type is known
+        // before it is built; other devices are not the program's.
+        let (made, statuses) = from_binaries(&ctx, &[b], &[&executable]);
+        let loaded = made.expect("loaded");
+        assert_eq!(statuses, [CL_SUCCESS]);
+        assert_eq!(program_devices(&loaded), vec![b]);
+        assert_eq!(binary_type(&loaded, b), CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+        if testing_cranecl() {
+            // As the specification says: nothing was built for b yet (Intel answers
+            // CL_BUILD_SUCCESS for a loaded executable).
+            assert_eq!(status(&loaded, b), CL_BUILD_NONE);
+        }
+        assert_eq!(
+            build_info_code(&loaded, a, CL_PROGRAM_BUILD_STATUS),
+            CL_INVALID_DEVICE
+        );
+        assert_eq!(build(&loaded, &[], ""), CL_SUCCESS);
+        assert_eq!(
+            options(&loaded, b),
+            "",
+            "the options argument of the last build"
+        );
+        let kernel = loaded.kernel("scale");
+        let data: Vec<i32> = (0..33).collect();
+        let out = run(&ctx, &queue(&ctx, b), &kernel, &data, 2).expect("device b");
+        assert_eq!(out, data.iter().map(|v| v * 2 + 7).collect::<Vec<_>>());
+
+        // The compiled object for a links into an executable for a.
+        let (made, _) = from_binaries(&ctx, &[a], &[&object[0]]);
+        let object = made.expect("object loaded");
+        assert_eq!(
+            binary_type(&object, a),
+            CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+        );
+        let linked = link(&ctx, &[a], &[&object]).expect("link");
+        let kernel = linked.kernel("scale");
+        let out = run(&ctx, &queue(&ctx, a), &kernel, &data, 2).expect("device a");
+        assert_eq!(out, data.iter().map(|v| v * 2 + 3).collect::<Vec<_>>());
     });
 }

@@ -556,8 +556,9 @@ impl Program {
     /// `clLinkProgram`: links compiled objects and libraries into a library or an
     /// executable for `devices` (the context's when `None`). The new program comes back
     /// even when linking fails (its build log says why), together with the link's
-    /// result. `CL_INVALID_OPERATION` if an input has no compiled object or library
-    /// for one of the devices.
+    /// result. Each device is linked if every input has a compiled object or library
+    /// for it, left without an executable if none has (`CL_INVALID_OPERATION` if
+    /// only some have, or if no device is linked).
     pub fn link(
         context: Arc<Context>,
         devices: Option<Vec<Arc<Device>>>,
@@ -567,13 +568,19 @@ impl Program {
         let opts = LinkOptions::parse(options).map_err(|_| CL_INVALID_LINKER_OPTIONS)?;
         let devices = devices.unwrap_or_else(|| context.devices.clone());
         // Per device, the object or library of each input it links; devices with the
-        // same inputs share one link.
+        // same inputs share one link. A device for which no input has one gets no
+        // executable; one for which only some have one is CL_INVALID_OPERATION, as is
+        // a link that applies to no device.
         let mut groups: Vec<(Vec<BuildState>, Vec<usize>)> = Vec::new();
         for (i, d) in devices.iter().enumerate() {
-            let objects = inputs
-                .iter()
-                .map(|p| p.linkable_for(d).ok_or(CL_INVALID_OPERATION))
-                .collect::<CLResult<Vec<BuildState>>>()?;
+            let found: Vec<Option<BuildState>> = inputs.iter().map(|p| p.linkable_for(d)).collect();
+            if found.iter().all(Option::is_none) {
+                continue;
+            }
+            let objects = found
+                .into_iter()
+                .collect::<Option<Vec<BuildState>>>()
+                .ok_or(CL_INVALID_OPERATION)?;
             let same = |g: &[BuildState]| {
                 g.iter()
                     .zip(&objects)
@@ -586,6 +593,9 @@ impl Program {
                 Some((_, members)) => members.push(i),
                 None => groups.push((objects, vec![i])),
             }
+        }
+        if groups.is_empty() {
+            return Err(CL_INVALID_OPERATION);
         }
         let loaded = vec![None; devices.len()];
         let program = Self::with_devices(context, ProgramSource::Linked, devices, loaded);
