@@ -161,3 +161,43 @@ kernel void k(global ulong* out) {
         assert!(w[0].0 + w[0].1 <= w[1].0, "overlap: {w:?}");
     }
 }
+
+#[test]
+fn uninitialised_pointers_to_atomics_start_null() {
+    // clang-22 initialises `global atomic_long* p_var;` with a null of the 64-bit
+    // integer type rather than of the pointer's (the CTS progvar_prog_scope_uninit).
+    let src = r#"
+volatile atomic_long a_var[2];
+global volatile atomic_long* p_var;
+kernel void writer(global long* src, uint idx, global int* was_null) {
+  was_null[0] = p_var == NULL;
+  atomic_store(&a_var[0], src[0]);
+  atomic_store(&a_var[1], src[1]);
+  p_var = a_var + idx;
+}
+kernel void reader(global long* dest, long v) {
+  atomic_store(p_var, v);
+  dest[0] = atomic_load(&a_var[0]);
+  dest[1] = atomic_load(&a_var[1]);
+}
+"#;
+    let words = spirv_ext(src, MEMORY_MODEL_EXT);
+    let p = cranecl_jit::compile(&words, &Default::default()).expect("compiles");
+    let mut src_vals = vec![-5i64, 1 << 40];
+    let mut was_null = vec![7i32];
+    run(
+        kernel(&p, "writer"),
+        &[1],
+        &[1],
+        &[buf(&mut src_vals), val(1u32), buf(&mut was_null)],
+    );
+    assert_eq!(was_null[0], 1, "the pointer starts null");
+    let mut dest = vec![0i64; 2];
+    run(
+        kernel(&p, "reader"),
+        &[1],
+        &[1],
+        &[buf(&mut dest), val(99i64)],
+    );
+    assert_eq!(dest, vec![-5, 99]);
+}
