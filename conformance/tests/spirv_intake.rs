@@ -154,6 +154,11 @@ const KNOWN_CAPABILITIES: &[(u32, &str, Option<&str>)] = &[
         Some("SPV_EXT_shader_atomic_float_min_max"),
     ),
     (5629, "ExpectAssumeKHR", Some("SPV_KHR_expect_assume")),
+    // Core in SPIR-V 1.6 (the modules below), SPV_KHR_integer_dot_product before.
+    (6017, "DotProductInput4x8Bit", None),
+    (6018, "DotProductInput4x8BitPacked", None),
+    (6019, "DotProduct", None),
+    (6025, "BitInstructions", Some("SPV_KHR_bit_instructions")),
     (
         6033,
         "AtomicFloat32AddEXT",
@@ -262,6 +267,14 @@ fn spirv_queries_list_what_modules_may_declare() {
     if ctx.has_extension("cl_khr_expect_assume") {
         assert!(extensions.contains(&"SPV_KHR_expect_assume".to_string()));
         assert!(caps.contains(&5629));
+    }
+    if ctx.has_extension("cl_khr_integer_dot_product") {
+        assert!(extensions.contains(&"SPV_KHR_integer_dot_product".to_string()));
+        assert!(caps.contains(&6019) && caps.contains(&6018), "{caps:?}");
+    }
+    if ctx.has_extension("cl_khr_extended_bit_ops") {
+        assert!(extensions.contains(&"SPV_KHR_bit_instructions".to_string()));
+        assert!(caps.contains(&6025), "{caps:?}");
     }
     assert!(
         !caps.contains(&17) && !caps.contains(&19),

@@ -327,3 +327,40 @@ fn version_words_above_1_6_are_refused() {
     let e = validate(&w).unwrap_err();
     assert!(e.message.contains("1.0 to 1.6"), "{}", e.message);
 }
+
+#[test]
+fn bit_field_and_integer_dot_operands() {
+    let caps = "OpCapability BitInstructions\n OpCapability DotProduct\n OpCapability DotProductInput4x8BitPacked\n OpExtension \"SPV_KHR_bit_instructions\"\n OpExtension \"SPV_KHR_integer_dot_product\"";
+    let decls =
+        "%v2uint = OpTypeVector %uint 2\n %v2 = OpConstantComposite %v2uint %uint_1 %uint_2";
+    // The well-formed instructions are accepted and run: the unbroken module.
+    let ok = module(
+        caps,
+        decls,
+        "%a = OpBitFieldInsert %uint %n %uint_2 %uint_1 %uint_1\n %b = OpBitFieldUExtract %uint %a %uint_0 %uint_2\n %v = OpUDot %uint %b %n PackedVectorFormat4x8Bit",
+    );
+    validate(&assemble(&ok, "spv1.0")).unwrap();
+    refused(
+        &module(
+            caps,
+            decls,
+            "%v = OpBitFieldInsert %uint %n %uint_2 %v2 %uint_1",
+        ),
+        "spv1.0",
+        &["OpBitFieldInsert", "integer scalar"],
+    );
+    refused(
+        &module(
+            caps,
+            decls,
+            "%v = OpBitFieldSExtract %uint %v2 %uint_0 %uint_1",
+        ),
+        "spv1.0",
+        &["OpBitFieldExtract", "expected"],
+    );
+    refused(
+        &module(caps, decls, "%v = OpSDot %uint %v2 %v2"),
+        "spv1.0",
+        &["OpIntDot", "at most 16 bits"],
+    );
+}

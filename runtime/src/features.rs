@@ -39,6 +39,10 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     // CL_DEVICE_SPIRV_{EXTENDED_INSTRUCTION_SETS,EXTENSIONS,CAPABILITIES}_KHR, from
     // the jit's own lists (see `spirv_capabilities`).
     ("cl_khr_spirv_queries", (1, 0, 0)),
+    // bitfield_insert/extract, bit_reverse (SPV_KHR_bit_instructions).
+    ("cl_khr_extended_bit_ops", (1, 0, 0)),
+    // dot/dot_acc_sat on char4/uchar4 and packed 4x8-bit (SPV_KHR_integer_dot_product).
+    ("cl_khr_integer_dot_product", (2, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -68,6 +72,12 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_ext_fp64_local_atomic_add", (1, 0, 0)),
     ("__opencl_c_ext_fp64_global_atomic_min_max", (1, 0, 0)),
     ("__opencl_c_ext_fp64_local_atomic_min_max", (1, 0, 0)),
+    // cl_khr_integer_dot_product.
+    ("__opencl_c_integer_dot_product_input_4x8bit", (2, 0, 0)),
+    (
+        "__opencl_c_integer_dot_product_input_4x8bit_packed",
+        (2, 0, 0),
+    ),
 ];
 
 /// The OpenCL C versions the front end accepts (`CL_DEVICE_OPENCL_C_ALL_VERSIONS`).
@@ -146,6 +156,12 @@ pub fn spirv_capabilities() -> Vec<u32> {
                 has_extension("cl_intel_subgroups")
             }
             "ExpectAssumeKHR" => has_extension("cl_khr_expect_assume"),
+            "BitInstructions" => has_extension("cl_khr_extended_bit_ops"),
+            "DotProduct" => has_extension("cl_khr_integer_dot_product"),
+            "DotProductInput4x8Bit" => has_feature("__opencl_c_integer_dot_product_input_4x8bit"),
+            "DotProductInput4x8BitPacked" => {
+                has_feature("__opencl_c_integer_dot_product_input_4x8bit_packed")
+            }
             "AtomicFloat32AddEXT" => fp_atomic_capabilities("fp32") & FP_ATOMIC_ADD != 0,
             "AtomicFloat64AddEXT" => fp_atomic_capabilities("fp64") & FP_ATOMIC_ADD != 0,
             "AtomicFloat32MinMaxEXT" => fp_atomic_capabilities("fp32") & FP_ATOMIC_MIN_MAX != 0,
@@ -174,6 +190,8 @@ pub fn spirv_extensions() -> Vec<&'static str> {
                 has_extension("cl_khr_spirv_no_integer_wrap_decoration")
             }
             "SPV_KHR_linkonce_odr" => has_extension("cl_khr_spirv_linkonce_odr"),
+            "SPV_KHR_bit_instructions" => has_extension("cl_khr_extended_bit_ops"),
+            "SPV_KHR_integer_dot_product" => has_extension("cl_khr_integer_dot_product"),
             "SPV_EXT_shader_atomic_float_add" => {
                 (fp_atomic_capabilities("fp32") | fp_atomic_capabilities("fp64")) & FP_ATOMIC_ADD
                     != 0

@@ -53,6 +53,11 @@ cl_entry! {
     }
 }
 
+/// `CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR` under a
+/// name that can be a match pattern without a lint.
+const DOT_PRODUCT_PROPERTIES_4X8BIT_PACKED: cl_device_info =
+    CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR;
+
 fn versions(list: &[(&str, (u32, u32, u32))]) -> Vec<cl_name_version> {
     list.iter()
         .map(|(n, (a, b, c))| name_version(n, make_version(*a, *b, *c)))
@@ -211,6 +216,29 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
                 FP_CONFIG
             } else {
                 0
+            })
+        }
+        // cl_khr_integer_dot_product: 4x8-bit vectors and packed scalars, lowered to
+        // plain multiplies and adds (no dot-product instruction: none accelerated).
+        CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR
+            if features::has_extension("cl_khr_integer_dot_product") =>
+        {
+            out.value::<cl_bitfield>(
+                CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED_KHR
+                    | CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR,
+            )
+        }
+        CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR
+        | DOT_PRODUCT_PROPERTIES_4X8BIT_PACKED
+            if features::has_extension("cl_khr_integer_dot_product") =>
+        {
+            out.value(cl_device_integer_dot_product_acceleration_properties {
+                signed_accelerated: CL_FALSE,
+                unsigned_accelerated: CL_FALSE,
+                mixed_signedness_accelerated: CL_FALSE,
+                accumulating_saturating_signed_accelerated: CL_FALSE,
+                accumulating_saturating_unsigned_accelerated: CL_FALSE,
+                accumulating_saturating_mixed_signedness_accelerated: CL_FALSE,
             })
         }
         CL_DEVICE_GLOBAL_MEM_CACHE_TYPE => {

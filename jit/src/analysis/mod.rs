@@ -44,6 +44,34 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
         | Op::CopyLogical(a)
         | Op::SizeOf(a) => f(a),
         Op::Convert { value, .. } => f(value),
+        Op::BitFieldInsert {
+            base,
+            insert,
+            offset,
+            count,
+        } => {
+            f(base);
+            f(insert);
+            f(offset);
+            f(count);
+        }
+        Op::BitFieldExtract {
+            base,
+            offset,
+            count,
+            ..
+        } => {
+            f(base);
+            f(offset);
+            f(count);
+        }
+        Op::IntDot { a, b, acc, .. } => {
+            f(a);
+            f(b);
+            if let Some(c) = acc {
+                f(c);
+            }
+        }
         Op::Select { cond, a, b } => {
             f(cond);
             f(a);

@@ -232,6 +232,26 @@ impl Tr<'_, '_> {
             }
             Op::ExtInst { opcode, args, lits } => self.ext_inst(*opcode, args, lits, rty)?,
             Op::Dot(a, b) => Some(self.dot(*a, *b, need(rty)?)?),
+            Op::BitFieldInsert {
+                base,
+                insert,
+                offset,
+                count,
+            } => Some(self.bitfield_insert(*base, *insert, *offset, *count, need(rty)?)?),
+            Op::BitFieldExtract {
+                signed,
+                base,
+                offset,
+                count,
+            } => Some(self.bitfield_extract(*signed, *base, *offset, *count, need(rty)?)?),
+            Op::IntDot {
+                a_signed,
+                b_signed,
+                a,
+                b,
+                acc,
+                packed,
+            } => Some(self.int_dot((*a_signed, *b_signed), *a, *b, *acc, *packed, need(rty)?)?),
             Op::Call { function, args } => self.imported_call(*function, args, rty)?,
             Op::Atomic {
                 op,

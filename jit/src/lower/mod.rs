@@ -13,6 +13,7 @@
 #![allow(clippy::needless_range_loop)] // lane/component indices read clearer as indices
 
 mod barrier;
+mod bits;
 mod calls;
 mod control;
 mod extinst;

@@ -53,6 +53,10 @@ pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
     Capability::GroupNonUniformShuffle,
     Capability::GroupNonUniformShuffleRelative,
     Capability::ExpectAssumeKHR,
+    Capability::BitInstructions,
+    Capability::DotProduct,
+    Capability::DotProductInput4x8Bit,
+    Capability::DotProductInput4x8BitPacked,
     Capability::AtomicFloat32AddEXT,
     Capability::AtomicFloat64AddEXT,
     Capability::AtomicFloat32MinMaxEXT,
@@ -88,6 +92,8 @@ pub const IMPLEMENTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_linkonce_odr",
+    "SPV_KHR_bit_instructions",
+    "SPV_KHR_integer_dot_product",
 ];
 
 /// Extensions a module may declare without us implementing them: the instructions
@@ -118,6 +124,7 @@ fn extension_of(cap: Capability) -> Option<&'static str> {
     Some(match cap {
         C::SubgroupShuffleINTEL | C::SubgroupBufferBlockIOINTEL => "SPV_INTEL_subgroups",
         C::ExpectAssumeKHR => "SPV_KHR_expect_assume",
+        C::BitInstructions => "SPV_KHR_bit_instructions",
         C::AtomicFloat32AddEXT | C::AtomicFloat64AddEXT => "SPV_EXT_shader_atomic_float_add",
         C::AtomicFloat32MinMaxEXT | C::AtomicFloat64MinMaxEXT => {
             "SPV_EXT_shader_atomic_float_min_max"

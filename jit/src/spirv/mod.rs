@@ -396,6 +396,33 @@ pub enum Op {
     CopyLogical(Id),
     /// `OpDot`: dot product of two float vectors.
     Dot(Id, Id),
+    /// `OpBitFieldInsert` (SPV_KHR_bit_instructions): `base` with its bits
+    /// `[offset, offset + count)` replaced by the low `count` bits of `insert`.
+    BitFieldInsert {
+        base: Id,
+        insert: Id,
+        offset: Id,
+        count: Id,
+    },
+    /// `OpBitFieldSExtract` / `OpBitFieldUExtract`: bits `[offset, offset + count)` of
+    /// `base`, sign- or zero-extended.
+    BitFieldExtract {
+        signed: bool,
+        base: Id,
+        offset: Id,
+        count: Id,
+    },
+    /// The integer dot products of SPV_KHR_integer_dot_product (`OpSDot`, `OpUDot`,
+    /// `OpSUDot` and their `AccSat` forms): vectors of 8-bit components, or 32-bit
+    /// scalars packing four of them (`packed`); `acc` is added with saturation.
+    IntDot {
+        a_signed: bool,
+        b_signed: bool,
+        a: Id,
+        b: Id,
+        acc: Option<Id>,
+        packed: bool,
+    },
     /// `OpVariable Function`: per-work-item storage.
     Variable {
         init: Option<Id>,

@@ -39,7 +39,7 @@ pub fn spirv_ext(src: &str, extra_ext: &str) -> Vec<u32> {
             "-finclude-default-header",
             "-O2",
             "-mllvm",
-            "-spirv-ext=+SPV_INTEL_subgroups,+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max",
+            "-spirv-ext=+SPV_INTEL_subgroups,+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max,+SPV_KHR_bit_instructions,+SPV_KHR_integer_dot_product",
         ])
         .arg(format!("-cl-ext=+cl_khr_subgroups,+cl_intel_subgroups,+__opencl_c_subgroups,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_work_group_collective_functions,+cl_khr_int64_base_atomics,+cl_khr_fp16{extra_ext}"))
         .args(["-emit-obj", "-o"])

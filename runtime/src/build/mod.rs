@@ -61,6 +61,9 @@ pub const SPIRV_EXTENSIONS: &[&str] = &[
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",
     "SPV_KHR_no_integer_wrap_decoration",
+    // cl_khr_extended_bit_ops and cl_khr_integer_dot_product built-ins.
+    "SPV_KHR_bit_instructions",
+    "SPV_KHR_integer_dot_product",
 ];
 
 /// The application's build options, split by who consumes them.

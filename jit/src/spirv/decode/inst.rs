@@ -245,6 +245,21 @@ impl Decoder {
             },
             S::CopyObject => Op::CopyObject(id_at(inst, 0)?),
             S::Dot => Op::Dot(id_at(inst, 0)?, id_at(inst, 1)?),
+            S::BitFieldInsert => Op::BitFieldInsert {
+                base: id_at(inst, 0)?,
+                insert: id_at(inst, 1)?,
+                offset: id_at(inst, 2)?,
+                count: id_at(inst, 3)?,
+            },
+            S::BitFieldSExtract | S::BitFieldUExtract => Op::BitFieldExtract {
+                signed: o == S::BitFieldSExtract,
+                base: id_at(inst, 0)?,
+                offset: id_at(inst, 1)?,
+                count: id_at(inst, 2)?,
+            },
+            S::SDot | S::UDot | S::SUDot | S::SDotAccSat | S::UDotAccSat | S::SUDotAccSat => {
+                int_dot(inst)?
+            }
             S::Variable => Op::Variable {
                 init: match inst.operands.get(1) {
                     Some(Operand::IdRef(i)) => Some(*i),
@@ -468,6 +483,38 @@ impl Decoder {
         }
         Ok(())
     }
+}
+
+/// `OpSDot`, `OpUDot`, `OpSUDot` and their `AccSat` forms: two vectors (or packed
+/// scalars), the accumulator of the `AccSat` forms, then the optional packed-vector
+/// format (only `PackedVectorFormat4x8Bit` exists).
+fn int_dot(inst: &dr::Instruction) -> Result<Op, CompileError> {
+    use SOp as S;
+    let o = inst.class.opcode;
+    let acc_sat = matches!(o, S::SDotAccSat | S::UDotAccSat | S::SUDotAccSat);
+    let nids = if acc_sat { 3 } else { 2 };
+    let packed = match inst.operands.get(nids) {
+        None => false,
+        Some(Operand::PackedVectorFormat(spirv::PackedVectorFormat::PackedVectorFormat4x8Bit)) => {
+            true
+        }
+        Some(other) => {
+            return Err(malformed(format!(
+                "Op{o:?}: operand {nids} should be a packed vector format, found {other:?}"
+            )))
+        }
+    };
+    if inst.operands.len() > nids + 1 {
+        return Err(malformed(format!("Op{o:?} has too many operands")));
+    }
+    Ok(Op::IntDot {
+        a_signed: matches!(o, S::SDot | S::SDotAccSat | S::SUDot | S::SUDotAccSat),
+        b_signed: matches!(o, S::SDot | S::SDotAccSat),
+        a: id_at(inst, 0)?,
+        b: id_at(inst, 1)?,
+        acc: if acc_sat { Some(id_at(inst, 2)?) } else { None },
+        packed,
+    })
 }
 
 /// The memory operands of a load or store starting at operand `i`: only Volatile,

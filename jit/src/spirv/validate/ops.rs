@@ -548,6 +548,60 @@ impl Validator<'_> {
                     return Err(err("the result must be a float scalar"));
                 }
             }
+            Op::BitFieldInsert {
+                base,
+                insert,
+                offset,
+                count,
+            } => {
+                let r = result()?;
+                self.result_shape(rty, Kind::Int)?;
+                self.expect(values, *base, r)?;
+                self.expect(values, *insert, r)?;
+                self.int_scalar(values, *offset)?;
+                self.int_scalar(values, *count)?;
+            }
+            Op::BitFieldExtract {
+                base,
+                offset,
+                count,
+                ..
+            } => {
+                let r = result()?;
+                self.result_shape(rty, Kind::Int)?;
+                self.expect(values, *base, r)?;
+                self.int_scalar(values, *offset)?;
+                self.int_scalar(values, *count)?;
+            }
+            Op::IntDot {
+                a, b, acc, packed, ..
+            } => {
+                let r = self.result_shape(rty, Kind::Int)?;
+                if r.count != 1 {
+                    return Err(err("the result must be an integer scalar"));
+                }
+                let sa = self.operand_shape(values, *a, Kind::Int)?;
+                let sb = self.operand_shape(values, *b, Kind::Int)?;
+                if *packed {
+                    if sa.count != 1 || sa.bits != 32 || sb.count != 1 || sb.bits != 32 {
+                        return Err(err(
+                            "packed 4x8-bit operands must be 32-bit integer scalars",
+                        ));
+                    }
+                } else if sa.count < 2 || sa.count != sb.count || sa.bits != sb.bits || sa.bits > 16
+                {
+                    return Err(err(
+                        "the operands must be integer vectors of one shape with components of at most 16 bits",
+                    ));
+                }
+                let component_bits = if *packed { 8 } else { sa.bits };
+                if r.bits < component_bits {
+                    return Err(err("the result is narrower than the components"));
+                }
+                if let Some(acc) = acc {
+                    self.expect(values, *acc, result()?)?;
+                }
+            }
             Op::Variable { init } => {
                 let (_, pointee) = self
                     .pointer(result()?)
