@@ -119,3 +119,47 @@ impl DeviceBuilds {
         self.states.lock().clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::Platform;
+
+    #[test]
+    fn a_call_applies_to_the_listed_devices_and_their_sub_devices() {
+        let root = Platform::get().device().clone();
+        let eq = opencl_sys::CL_DEVICE_PARTITION_EQUALLY as isize;
+        let a = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
+        let b = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
+        let nested = Device::sub_device(&a, vec![0], vec![eq, 1, 0]);
+        let devices = vec![a.clone(), b.clone(), root.clone(), nested.clone()];
+        let builds = DeviceBuilds::new(devices, vec![None; 4]);
+        assert_eq!(builds.targets(None), [0, 1, 2, 3]);
+        assert_eq!(builds.targets(Some(&[root.clone()])), [0, 1, 2, 3]);
+        assert_eq!(builds.targets(Some(&[a.clone()])), [0, 3]);
+        assert_eq!(builds.targets(Some(&[nested.clone(), b.clone()])), [1, 3]);
+        assert_eq!(builds.index_of(&nested), Some(3));
+        let stranger = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
+        assert_eq!(builds.index_of(&stranger), None);
+        assert!(builds.targets(Some(&[stranger])).is_empty());
+    }
+
+    #[test]
+    fn a_build_in_progress_blocks_only_its_devices() {
+        let root = Platform::get().device().clone();
+        let eq = opencl_sys::CL_DEVICE_PARTITION_EQUALLY as isize;
+        let a = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
+        let b = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
+        let builds = DeviceBuilds::new(vec![a, b], vec![None; 2]);
+        builds.begin(&[0], "-DA").expect("first build");
+        assert_eq!(builds.begin(&[0, 1], "-DB"), Err(CL_INVALID_OPERATION));
+        assert_eq!(builds.state(1).status, CL_BUILD_NONE, "untouched");
+        builds.begin(&[1], "-DB").expect("the other device");
+        builds.finish(&[0], |st| st.status = CL_BUILD_ERROR);
+        let all = builds.all();
+        assert_eq!(all[0].status, CL_BUILD_ERROR);
+        assert_eq!(all[0].options, "-DA");
+        assert_eq!(all[1].status, CL_BUILD_IN_PROGRESS);
+        assert_eq!(all[1].options, "-DB");
+    }
+}
