@@ -128,15 +128,18 @@ mod tests {
     #[test]
     fn a_call_applies_to_the_listed_devices_and_their_sub_devices() {
         let root = Platform::get().device().clone();
-        let eq = opencl_sys::CL_DEVICE_PARTITION_EQUALLY as isize;
+        let eq = opencl_sys::CL_DEVICE_PARTITION_EQUALLY;
         let a = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
         let b = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
         let nested = Device::sub_device(&a, vec![0], vec![eq, 1, 0]);
         let devices = vec![a.clone(), b.clone(), root.clone(), nested.clone()];
         let builds = DeviceBuilds::new(devices, vec![None; 4]);
         assert_eq!(builds.targets(None), [0, 1, 2, 3]);
-        assert_eq!(builds.targets(Some(&[root.clone()])), [0, 1, 2, 3]);
-        assert_eq!(builds.targets(Some(&[a.clone()])), [0, 3]);
+        assert_eq!(
+            builds.targets(Some(std::slice::from_ref(&root))),
+            [0, 1, 2, 3]
+        );
+        assert_eq!(builds.targets(Some(std::slice::from_ref(&a))), [0, 3]);
         assert_eq!(builds.targets(Some(&[nested.clone(), b.clone()])), [1, 3]);
         assert_eq!(builds.index_of(&nested), Some(3));
         let stranger = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
@@ -147,7 +150,7 @@ mod tests {
     #[test]
     fn a_build_in_progress_blocks_only_its_devices() {
         let root = Platform::get().device().clone();
-        let eq = opencl_sys::CL_DEVICE_PARTITION_EQUALLY as isize;
+        let eq = opencl_sys::CL_DEVICE_PARTITION_EQUALLY;
         let a = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
         let b = Device::sub_device(&root, vec![0], vec![eq, 1, 0]);
         let builds = DeviceBuilds::new(vec![a, b], vec![None; 2]);
