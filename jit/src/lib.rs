@@ -29,7 +29,8 @@ pub use error::{CompileError, CompileErrorKind};
 pub use kernel::{
     AddressQualifier, ArgKind, CompiledKernel, CompiledProgram, KernelArg, KernelInfo,
 };
-pub use options::{CompileOptions, DEFAULT_SUB_GROUP_WIDTH, SUPPORTED_SUB_GROUP_WIDTHS};
+pub use options::{
+    CompileOptions, DEFAULT_SUB_GROUP_WIDTH, MAX_GLOBAL_VARIABLE_SIZE, SUPPORTED_SUB_GROUP_WIDTHS,
+};
 pub use pipeline::{compile, link, validate};
-pub use program_data::MAX_GLOBAL_VARIABLE_SIZE;
 pub use spirv::link::LinkOutput;

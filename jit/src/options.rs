@@ -25,3 +25,7 @@ pub struct CompileOptions {
     /// (`CRANECL_SUBGROUP_WIDTH`, tests).
     pub default_sub_group_width: Option<u32>,
 }
+
+/// The largest program-scope `global` variable a program may declare
+/// (`CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE`).
+pub const MAX_GLOBAL_VARIABLE_SIZE: usize = 64 << 20;

@@ -8,12 +8,9 @@
 use std::collections::HashMap;
 use std::ptr::NonNull;
 
+use crate::options::MAX_GLOBAL_VARIABLE_SIZE;
 use crate::spirv::{Id, Module, Storage};
 use crate::{meta, CompileError};
-
-/// The largest program-scope `global` variable a program may declare
-/// (`CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE`).
-pub const MAX_GLOBAL_VARIABLE_SIZE: usize = 64 << 20;
 
 /// The alignment of the block (the largest OpenCL type, `long16`/`double16`).
 const BLOCK_ALIGN: usize = 128;

@@ -8,12 +8,14 @@
 pub mod const_addr;
 mod decode;
 pub mod link;
+mod operands;
 mod specialize;
 mod validate;
 
 pub use decode::{
     decode, IMPLEMENTED_CAPABILITIES, IMPLEMENTED_EXTENDED_INSTRUCTION_SETS, IMPLEMENTED_EXTENSIONS,
 };
+pub use operands::{for_each_operand, for_each_operand_mut};
 pub use specialize::{spec_constants, specialize, SpecConstant};
 
 use std::collections::HashMap;

@@ -41,7 +41,7 @@ const MAX_TYPE_BYTES: u64 = 1 << 40;
 
 /// Largest module-scope `__constant` / `__global` variable: the program's data is
 /// allocated at build time (`CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE`).
-const MAX_PROGRAM_DATA_BYTES: u64 = crate::program_data::MAX_GLOBAL_VARIABLE_SIZE as u64;
+const MAX_PROGRAM_DATA_BYTES: u64 = crate::options::MAX_GLOBAL_VARIABLE_SIZE as u64;
 
 /// Validates a decoded module.
 pub(super) fn module(m: &Module) -> Result<(), CompileError> {

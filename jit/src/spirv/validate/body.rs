@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::{err, Validator, Values};
-use crate::analysis::for_each_operand;
+use crate::spirv::for_each_operand;
 use crate::spirv::{Function, Id, Op, Storage, Terminator, Type};
 use crate::CompileError;
 

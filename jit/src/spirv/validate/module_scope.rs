@@ -550,7 +550,7 @@ impl Validator<'_> {
                 if let crate::spirv::Op::Call { function, .. } = &inst.op {
                     work.push(*function);
                 }
-                crate::analysis::for_each_operand(&inst.op, |v| {
+                crate::spirv::for_each_operand(&inst.op, |v| {
                     if self.m.globals.contains_key(&v) {
                         used.insert(v);
                     }
