@@ -57,10 +57,13 @@ pub fn lay_out(m: &Module) -> Result<ProgramData, CompileError> {
     let mut global_variable_bytes = 0usize;
     for id in &m.global_order {
         let g = &m.globals[id];
-        if !matches!(
-            g.storage,
-            Storage::UniformConstant | Storage::CrossWorkgroup
-        ) {
+        // (Built-ins have no storage, also when declared UniformConstant.)
+        if g.builtin.is_some()
+            || !matches!(
+                g.storage,
+                Storage::UniformConstant | Storage::CrossWorkgroup
+            )
+        {
             continue;
         }
         let (_, pointee) = m.pointee(g.ty)?;

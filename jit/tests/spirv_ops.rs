@@ -471,3 +471,83 @@ fn shift_amounts_of_another_width() {
         assert_eq!(o[i], (o0[i] << s[i]) >> 3, "lane {i}");
     }
 }
+
+/// The shape of the Khronos LLVM/SPIR-V translator's output before 2019 (pyopencl's
+/// own `add-vectors-64.spv`, which Intel's runtime runs): built-in variables declared
+/// `UniformConstant` and imported by linkage, parameter attributes through a
+/// decoration group. A built-in of another storage class is still refused.
+#[test]
+fn legacy_translator_uniform_constant_builtins() {
+    let module = |storage: &str| {
+        format!(
+            r#"
+               OpCapability Addresses
+               OpCapability Linkage
+               OpCapability Kernel
+               OpCapability Int64
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k "sum"
+               OpDecorate %grp FuncParamAttr NoWrite
+        %grp = OpDecorationGroup
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %gid Constant
+               OpDecorate %gid LinkageAttributes "__spirv_BuiltInGlobalInvocationId" Import
+               OpDecorate %lid BuiltIn LocalInvocationId
+               OpDecorate %lid Constant
+               OpDecorate %lid LinkageAttributes "__spirv_BuiltInLocalInvocationId" Import
+               OpGroupDecorate %grp %a %b
+      %ulong = OpTypeInt 64 0
+       %uint = OpTypeInt 32 0
+    %v3ulong = OpTypeVector %ulong 3
+     %ptr_bi = OpTypePointer {storage} %v3ulong
+       %void = OpTypeVoid
+      %float = OpTypeFloat 32
+         %pf = OpTypePointer CrossWorkgroup %float
+         %ft = OpTypeFunction %void %pf %pf %pf
+        %gid = OpVariable %ptr_bi {storage}
+        %lid = OpVariable %ptr_bi {storage}
+          %k = OpFunction %void None %ft
+          %a = OpFunctionParameter %pf
+          %b = OpFunctionParameter %pf
+        %res = OpFunctionParameter %pf
+      %entry = OpLabel
+         %g3 = OpLoad %v3ulong %gid
+       %call = OpCompositeExtract %ulong %g3 0
+       %conv = OpUConvert %uint %call
+        %idx = OpSConvert %ulong %conv
+         %l3 = OpLoad %v3ulong %lid
+          %l = OpCompositeExtract %ulong %l3 0
+         %pa = OpInBoundsPtrAccessChain %pf %a %idx
+         %va = OpLoad %float %pa Aligned 4
+         %pb = OpInBoundsPtrAccessChain %pf %b %idx
+         %vb = OpLoad %float %pb Aligned 4
+        %add = OpFAdd %float %va %vb
+         %lf = OpConvertUToF %float %l
+        %sum = OpFAdd %float %add %lf
+         %pr = OpInBoundsPtrAccessChain %pf %res %idx
+               OpStore %pr %sum Aligned 4
+               OpReturn
+               OpFunctionEnd
+"#
+        )
+    };
+    let p = build_asm(&module("UniformConstant"), "spv1.0");
+    let k = kernel(&p, "sum");
+    let n = 40;
+    let mut a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let mut b: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
+    let mut r = vec![0f32; n];
+    run(k, &[n], &[8], &[buf(&mut a), buf(&mut b), buf(&mut r)]);
+    for i in 0..n {
+        assert_eq!(r[i], a[i] + b[i] + (i % 8) as f32, "item {i}");
+    }
+    let words = assemble(&module("CrossWorkgroup"), "spv1.0");
+    let e = cranecl_jit::validate(&words).expect_err("a CrossWorkgroup built-in");
+    assert_eq!(
+        e.kind,
+        cranecl_jit::CompileErrorKind::Malformed,
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("BuiltIn"), "{}", e.message);
+}

@@ -352,9 +352,14 @@ impl Validator<'_> {
                         g.storage
                     )))
                 }
-                Storage::Input => {
+                // Built-ins are Input variables; the Khronos LLVM/SPIR-V translator
+                // before 2019 declared them UniformConstant (pyopencl's test modules,
+                // Intel's runtime runs them): the same rules, and no storage.
+                Storage::Input | Storage::UniformConstant
+                    if g.storage == Storage::Input || g.builtin.is_some() =>
+                {
                     if g.init.is_some() {
-                        return Err(bad("an Input variable cannot have an initializer".into()));
+                        return Err(bad("a built-in variable cannot have an initializer".into()));
                     }
                     let b = g
                         .builtin
@@ -394,8 +399,11 @@ impl Validator<'_> {
                 }
                 _ => {}
             }
-            if g.builtin.is_some() && g.storage != Storage::Input {
-                return Err(bad("BuiltIn on a variable that is not Input".into()));
+            if g.builtin.is_some() {
+                if !matches!(g.storage, Storage::Input | Storage::UniformConstant) {
+                    return Err(bad("BuiltIn on a variable that is not Input".into()));
+                }
+                continue;
             }
             let size = self
                 .size(pointee, 16)
