@@ -937,3 +937,57 @@ fn integer_vectors_every_width() {
         }
     }
 }
+
+/// `.even`/`.odd` of 8-component vectors of every element size: clang-22 loads
+/// them as 7-component vectors and pads half shuffles with a ushort vector, which
+/// the intake accepts (CTS basic hiloeo); compared with the host.
+#[test]
+fn even_and_odd_of_eight_components() {
+    let ctx = DeviceContext::new();
+    let half = ctx.has_extension("cl_khr_fp16");
+    let mut types = vec![("char", 1usize), ("short", 2), ("int", 4), ("long", 8)];
+    if half {
+        types.push(("half", 2));
+    }
+    let n = 16;
+    for (t, size) in types {
+        let pragma = if t == "half" {
+            "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+        } else {
+            ""
+        };
+        let src = format!(
+            "{pragma}kernel void k(global {t}8 *a, global {t}4 *even, global {t}4 *odd) {{
+               int i = get_global_id(0);
+               even[i] = a[i].even;
+               odd[i] = a[i].odd;
+             }}"
+        );
+        // Distinct byte patterns per element (half: small integers, exact).
+        let bytes: Vec<u8> = (0..n * 8)
+            .flat_map(|e| {
+                let v: u64 = if t == "half" {
+                    // 1.0 + e/1024 as a binary16 bit pattern.
+                    0x3c00 + e as u64
+                } else {
+                    0x0102_0304_0506_0708u64.wrapping_mul(e as u64 + 1)
+                };
+                v.to_le_bytes()[..size].to_vec()
+            })
+            .collect();
+        let a = ctx.buffer_from(&bytes);
+        let even = ctx.buffer_zeroed::<u8>(n * 4 * size);
+        let odd = ctx.buffer_zeroed::<u8>(n * 4 * size);
+        run_with_buffers(&ctx, &src, "", "k", &[&a, &even, &odd], &[n], None);
+        let ge: Vec<u8> = ctx.read(&even, n * 4 * size);
+        let go: Vec<u8> = ctx.read(&odd, n * 4 * size);
+        for v in 0..n {
+            for c in 0..4 {
+                let elem = |k: usize| &bytes[(v * 8 + k) * size..(v * 8 + k + 1) * size];
+                let at = (v * 4 + c) * size..(v * 4 + c + 1) * size;
+                assert_eq!(&ge[at.clone()], elem(2 * c), "{t}8[{v}].even[{c}]");
+                assert_eq!(&go[at], elem(2 * c + 1), "{t}8[{v}].odd[{c}]");
+            }
+        }
+    }
+}

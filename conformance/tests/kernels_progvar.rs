@@ -156,3 +156,53 @@ fn oversized_program_scope_variable_fails_to_build_with_a_log() {
     assert_eq!(failure.code, CL_BUILD_PROGRAM_FAILURE);
     assert!(failure.log.contains("huge"), "{}", failure.log);
 }
+
+/// A pointer variable without an initializer starts null (clang-22 initialises it
+/// with a null *integer*, which the intake accepts: CTS basic
+/// progvar_prog_scope_uninit), and keeps the address a kernel stores in it.
+#[test]
+fn uninitialised_pointer_variable_starts_null() {
+    let ctx = DeviceContext::new();
+    if !require(
+        max_global_variable_size(&ctx) > 0,
+        "program-scope global variables",
+    ) {
+        return;
+    }
+    // This shape (no kernel that only compares) is the one clang-22 initialises
+    // with `OpConstantNull %ulong`.
+    let src = r#"
+uchar a_var[2];
+global uchar* p_var;
+kernel void writer(global uchar* src, uint idx) {
+  a_var[0] = src[0];
+  a_var[1] = src[1];
+  p_var = a_var + idx;
+}
+kernel void reader(global uchar* dest) {
+  dest[1] = p_var == 0;
+  if (p_var) dest[0] = *p_var;
+  dest[2] = a_var[0];
+}
+"#;
+    let program = ctx.build(src, "-cl-std=CL3.0");
+    let dest = ctx.buffer_from(&[99u8; 3]);
+    let reader = program.kernel("reader");
+    reader.arg_buffer(0, &dest);
+    ctx.run(&reader, &[1], None);
+    assert_eq!(
+        ctx.read::<u8>(&dest, 3),
+        vec![99, 1, 0],
+        "p_var starts NULL"
+    );
+    let src_buf = ctx.buffer_from(&[17u8, 42]);
+    let writer = program.kernel("writer");
+    writer.arg_buffer(0, &src_buf).arg(1, 1u32);
+    ctx.run(&writer, &[1], None);
+    ctx.run(&reader, &[1], None);
+    assert_eq!(
+        ctx.read::<u8>(&dest, 3),
+        vec![42, 0, 17],
+        "p_var = &a_var[1]"
+    );
+}

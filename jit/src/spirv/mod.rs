@@ -664,7 +664,9 @@ impl Module {
             }
             Type::Vector { elem, count } => {
                 let e = self.layout(*elem)?;
-                let n = if *count == 3 { 4 } else { u64::from(*count) };
+                // 3 components take the room of 4; clang's odd sizes (5-7, 9-15)
+                // that of the next power of two, as in LLVM's data layout.
+                let n = u64::from(count.next_power_of_two());
                 Layout {
                     size: e.size * n,
                     align: e.size * n,

@@ -262,7 +262,7 @@ impl<'a> Validator<'a> {
             Type::Void | Type::Bool => 1,
             Type::Int { bits } | Type::Float { bits } => u64::from(*bits / 8).max(1),
             Type::Vector { elem, count } => {
-                let n = if *count == 3 { 4 } else { u64::from(*count) };
+                let n = u64::from(count.next_power_of_two());
                 self.size(*elem, d)?.checked_mul(n)?
             }
             Type::Array { elem, len } => self.size(*elem, d)?.checked_mul(*len)?,

@@ -149,10 +149,15 @@ impl Validator<'_> {
                             self.type_name(*elem)
                         )));
                     }
+                    // SPIR-V allows 2, 3, 4 and (Vector16) 8, 16 components; clang-22
+                    // also emits the sizes in between for the partial loads of a
+                    // swizzle (`char8.even` loads a 7-component vector), which LLVM
+                    // lays out like the next power of two. Lowering is per
+                    // component, so they are accepted next to 8 and 16.
                     match count {
                         2..=4 => {}
-                        8 | 16 if self.has(Capability::Vector16) => {}
-                        8 | 16 => {
+                        5..=16 if self.has(Capability::Vector16) => {}
+                        5..=16 => {
                             return Err(bad(format!(
                                 "{count}-component vectors need OpCapability Vector16"
                             )))
