@@ -51,11 +51,6 @@ def known_failure(reason, raises=cl.RuntimeError):
     return pytest.mark.xfail(is_cranecl(), reason=reason, raises=raises, strict=True)
 
 
-# The failures other helpers of issue 7 are fixing (see known_failure).
-SORT_NETWORK_BUILD = "bitonic argsort's unrolled sorting networks take ~10 s each to JIT (scale)"
-BESSEL_BUILD = "pyopencl's Bessel kernels take minutes to JIT (scale)"
-
-
 def has_fp64(device):
     return "cl_khr_fp64" in device.extensions.split()
 

@@ -13,7 +13,7 @@ import pytest
 import scipy.special as sp
 from pyopencl.elementwise import ElementwiseKernel
 
-from conftest import BESSEL_BUILD, has_fp64, known_failure, require, run_with_budget
+from conftest import has_fp64, require, run_with_budget
 
 REAL = [np.float32, np.float64]
 SIZES = [1, 10, 127, 1 << 13]
@@ -250,7 +250,6 @@ def bessel(device, tmp_path_factory):
     return run_with_budget(tmp_path_factory.mktemp("bessel"), BESSEL_CHILD, BESSEL_BUDGET_S)
 
 
-@known_failure(BESSEL_BUILD, raises=TimeoutError)
 def test_bessel_jn(bessel):
     got = bessel["j"]
     x = bessel["x"]
@@ -260,7 +259,6 @@ def test_bessel_jn(bessel):
         assert err < 1e-10, (n, err)
 
 
-@known_failure(BESSEL_BUILD, raises=TimeoutError)
 def test_bessel_yn(bessel):
     got = bessel["y"]
     x = bessel["x"]
@@ -279,13 +277,11 @@ def relative_error(got, ref):
     return np.max(err)
 
 
-@known_failure(BESSEL_BUILD, raises=TimeoutError)
 def test_bessel_jn_complex(bessel):
     got = bessel["jc"]
     assert relative_error(got, sp.jv(40, bessel["z"])) <= 2e-13
 
 
-@known_failure(BESSEL_BUILD, raises=TimeoutError)
 def test_hankel_01_complex(bessel):
     z = bessel["z"]
     h0, h1 = bessel["h0"], bessel["h1"]

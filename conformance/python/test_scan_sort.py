@@ -20,7 +20,7 @@ from pyopencl.bitonic_sort import BitonicSort
 from pyopencl.scan import ExclusiveScanKernel, GenericDebugScanKernel, GenericScanKernel, InclusiveScanKernel
 from pyopencl.tools import VectorArg, dtype_to_ctype
 
-from conftest import SORT_NETWORK_BUILD, has_fp64, known_failure, require, run_with_budget
+from conftest import has_fp64, require, run_with_budget
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 # pyopencl scans values of 4 or 8 bytes
@@ -228,8 +228,6 @@ def test_key_value_sorter(ctx, queue, rng):
 BITONIC_BUDGET_S = 60
 BITONIC_AXIS_CASES = [(dt, size) for dt in ("int32", "uint32", "float32", "float64") for size in (4, 16, 512)]
 BITONIC_ARGSORT_CASES = [("int32", 0), ("int32", 4), ("int32", 2**14), ("float64", 2**14), ("float32", 2**18)]
-# Not sorted within the budget yet: their networks' builds (the last of the child).
-SLOW_ARGSORT = [("float64", 2**14), ("float32", 2**18)]
 BITONIC_CHILD = f"""
 from pyopencl.bitonic_sort import BitonicSort
 rng = np.random.default_rng(5)
@@ -277,11 +275,7 @@ def test_bitonic_sort_large_flat_array(bitonic):
     np.testing.assert_array_equal(bitonic["out-flat"], np.sort(bitonic["in-flat"]))
 
 
-@pytest.mark.parametrize(
-    ("dtype", "size"),
-    [c if c not in SLOW_ARGSORT else pytest.param(*c, marks=known_failure(SORT_NETWORK_BUILD, raises=TimeoutError))
-     for c in BITONIC_ARGSORT_CASES],
-)
+@pytest.mark.parametrize(("dtype", "size"), BITONIC_ARGSORT_CASES)
 def test_bitonic_argsort(bitonic, dtype, size):
     host = bitonic[f"in-arg-{dtype}-{size}"]
     got, idx = bitonic[f"out-arg-{dtype}-{size}"], bitonic[f"idx-arg-{dtype}-{size}"]

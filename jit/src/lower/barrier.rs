@@ -1,23 +1,26 @@
 //! Work-group barriers by region splitting (continuation-based synchronisation).
 //!
 //! A kernel with barriers runs `loop { for sg in 0..n_sg { resume sg } }`: each
-//! sub-group runs until it reaches a barrier, saves what is live (values used later,
-//! pending block masks, phi accumulators, its current mask) in its scratch area,
-//! records where to resume and yields to the next sub-group. When every sub-group
-//! has reached the barrier the pass repeats, each resuming after its barrier; a
-//! sub-group that finishes records "done". Private variables of such kernels live in
-//! the scratch area too. Work-group collectives (reduce, broadcast, all/any) are a
-//! barrier with a combine step before it and a read after; scans need no barrier
-//! because sub-groups reach them in order.
+//! sub-group runs until it reaches a barrier, records where to resume and yields to
+//! the next sub-group. What it needs after the barrier is in its scratch area: values
+//! used across a barrier live there from their definition on (their *homes*, see
+//! `storage`), and so does the control state of bodies that keep it in memory
+//! (`state`); only control state kept in variables and the current mask are saved
+//! at the barrier. When every sub-group has reached the barrier the pass repeats,
+//! each resuming after its barrier; a sub-group that finishes records "done".
+//! Private variables of such kernels live in the scratch area too. Work-group
+//! collectives (reduce, broadcast, all/any) are a barrier with a combine step before
+//! it and a read after; scans need no barrier because sub-groups reach them in order.
 //!
 //! Scratch layout per sub-group: `[0, 16)` resume point, then the private area
-//! (`private_bytes * W`), then the save area (the largest of any barrier).
+//! (`private_bytes * W`), the home area, the save area (the largest of any barrier)
+//! and the state area.
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 use cranelift_frontend::Variable;
 
 use super::value::{Elem, Lv, Val};
-use super::{Slot, Tr};
+use super::Tr;
 use crate::analysis::cfg::Cfg;
 use crate::analysis::flatten::FlatFunction;
 use crate::analysis::liveness::Uses;
@@ -119,9 +122,15 @@ pub(crate) struct BarrierCtx {
 }
 
 impl Tr<'_, '_> {
+    /// Byte offset of the home area (values used across barriers) in a sub-group's
+    /// scratch.
+    pub(crate) fn home_area_offset(&self) -> u64 {
+        (16 + self.private_slack() + self.private_bytes * u64::from(self.w)).next_multiple_of(16)
+    }
+
     /// Byte offset of the save area in a sub-group's scratch.
     fn save_offset(&self) -> u64 {
-        16 + self.private_slack() + self.private_bytes * u64::from(self.w)
+        self.home_area_offset() + self.home_bytes
     }
 
     /// The work-group function of a kernel with barriers.
@@ -249,7 +258,9 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(exit);
         self.b.ins().return_(&[]);
 
-        let per_sg = (self.save_offset() + save_bytes).next_multiple_of(64);
+        // The state area of bodies that keep their control state in memory comes last.
+        let used = self.finish_state(self.save_offset() + save_bytes);
+        let per_sg = used.next_multiple_of(64);
         self.regions.scratch_per_sg = per_sg;
         let inst = self
             .b
@@ -280,45 +291,13 @@ impl Tr<'_, '_> {
                 .ok_or_else(|| CompileError::codegen("barrier outside a region-split body"))?;
             (c.next_sg, c.pending, c.sg_base, c.resume[point])
         };
-        // What to keep: (variable, type).
-        let mut keep: Vec<(Variable, ir::Type)> = Vec::new();
-        let mut ids: Vec<Id> = self.defined_ids();
-        ids.sort_unstable();
-        for id in ids {
-            // Only values this pass has computed (not parameters, which never change,
-            // nor ids of other body copies) and that are still needed.
-            if !self.regions.uses.defined_before(id, bi, k)
-                || !self.regions.uses.used_after(id, bi, k)
-            {
-                continue;
-            }
-            let Some(slots) = self.slots_of(id) else {
-                continue;
-            };
-            for s in slots {
-                match s {
-                    Slot::U(v) | Slot::A(v, _) => {
-                        let x = self.b.use_var(v);
-                        let t = self.b.func.dfg.value_type(x);
-                        keep.push((v, t));
-                    }
-                    Slot::V(vs) => {
-                        for v in vs {
-                            let x = self.b.use_var(v);
-                            let t = self.b.func.dfg.value_type(x);
-                            keep.push((v, t));
-                        }
-                    }
-                }
-            }
-        }
-        let (masks, phis) = self.body_vars(bi);
-        for v in masks {
-            keep.push((v, types::I32X4));
-        }
-        for (v, t) in phis {
-            keep.push((v, t));
-        }
+        // What to keep: (variable, type). Values used after the barrier are in their
+        // homes already (see `storage`); what remains is the control state.
+        let mut keep: Vec<(Variable, ir::Type)> = self
+            .body_state_vars(bi)
+            .iter()
+            .filter_map(|c| c.var().map(|v| (v, c.ty())))
+            .collect();
         // The current mask: kept in fresh variables.
         let cur: Vec<Variable> = self
             .mask
@@ -361,6 +340,7 @@ impl Tr<'_, '_> {
         }
         self.mask = cur.iter().map(|v| self.b.use_var(*v)).collect();
         self.mask_full = None;
+        self.home_cache.clear();
         Ok(())
     }
 
@@ -584,15 +564,5 @@ impl Tr<'_, '_> {
                 })
             }
         }
-    }
-
-    /// Ids that currently have a value (for liveness at a barrier).
-    fn defined_ids(&self) -> Vec<Id> {
-        self.defined_id_list()
-    }
-
-    /// Mask variables of all blocks and phi accumulators (with types) of the body.
-    fn body_vars(&mut self, at: usize) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
-        self.body_state_vars(at)
     }
 }

@@ -9,244 +9,70 @@
 //! last block of a loop, control jumps back to the header while lanes took back edges.
 //! Returns simply drop lanes. Uniform branches cost a mask test, no lane-wise work.
 
-use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
-use cranelift_frontend::Variable;
-
+use super::state::Cell;
 use super::value::{Elem, Lv, Val};
-use super::{Slot, Tr};
+use super::Tr;
 use crate::spirv::{Id, Op, Terminator};
 use crate::CompileError;
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 
-/// Accumulator of a phi: one variable per leaf (uniform) or per chunk (varying).
+/// Accumulator of a phi: one cell per leaf (uniform) or per chunk (varying).
 #[derive(Clone, Debug)]
 pub(crate) enum PhiAcc {
-    U(Variable, ir::Type),
-    V(Vec<Variable>, ir::Type),
+    U(Cell),
+    V(Vec<Cell>),
     /// Affine phi (uniform bodies only): the base, with a known stride.
-    A(Variable, i64, ir::Type),
+    A(Cell, i64),
+}
+
+impl PhiAcc {
+    /// The cells of the accumulator.
+    pub fn cells(&self) -> &[Cell] {
+        match self {
+            PhiAcc::U(c) | PhiAcc::A(c, _) => std::slice::from_ref(c),
+            PhiAcc::V(cs) => cs,
+        }
+    }
 }
 
 /// State of the linearised body being emitted.
 pub(crate) struct BodyState {
     /// Cranelift block of each SPIR-V block (by block index).
     pub blocks: Vec<Option<ir::Block>>,
-    /// Pending mask of each block (W/4 i32x4 variables).
-    pub masks: Vec<Vec<Variable>>,
+    /// Pending mask of each block (W/4 i32x4 cells).
+    pub masks: Vec<Vec<Cell>>,
     /// Phi accumulators.
     pub phis: std::collections::HashMap<Id, Vec<PhiAcc>>,
-    /// Position of each block in the linear order.
-    pub pos: Vec<usize>,
     /// Values defined in a loop that lanes leave in different iterations and used
     /// after it: id -> (loop, one accumulator per leaf chunk, element types). Loop
     /// exits write each leaving lane's value; uses outside the loop read it.
     pub liveout: std::collections::HashMap<Id, LiveOut>,
+    /// The live-outs of each loop.
+    pub liveout_by_loop: std::collections::HashMap<usize, Vec<Id>>,
+    /// The last linear position where each live-out is read.
+    pub liveout_end: std::collections::HashMap<Id, usize>,
+    /// Per block, the first linear position of a predecessor (`usize::MAX`: none).
+    pub first_pred: Vec<usize>,
+    /// Per block, the first linear position of a predecessor at or after it (a back
+    /// edge; `usize::MAX`: none).
+    pub first_latch: Vec<usize>,
 }
 
-/// A loop live-out accumulator: (loop, per-leaf chunk variables, leaf element types).
-pub(crate) type LiveOut = (usize, Vec<Vec<Variable>>, std::rc::Rc<Vec<Elem>>);
+/// A loop live-out accumulator: (loop, per-leaf chunk cells, leaf element types).
+pub(crate) type LiveOut = (usize, Vec<Vec<Cell>>, std::rc::Rc<Vec<Elem>>);
 
 impl Tr<'_, '_> {
-    /// Emits the kernel body for the current sub-group, continuing at `exit` when all
-    /// lanes are done. `resume` holds the barrier resume blocks to dispatch to, if any.
-    pub fn emit_body(
+    /// Gives every phi accumulator kept in a variable a (zero) value at the start of
+    /// the body, so that no value flows around the sub-group loop through them.
+    pub(super) fn init_phi_accumulators(
         &mut self,
-        resume: Option<Value>,
-        exit: ir::Block,
-    ) -> Result<(), CompileError> {
-        if !self.uni.any_divergence() {
-            return self.emit_body_uniform(resume, exit);
-        }
-        let order = self.cfg.order.clone();
-        let n = self.f.blocks.len();
-        let mut st = BodyState {
-            blocks: vec![None; n],
-            masks: Vec::with_capacity(n),
-            phis: Default::default(),
-            pos: vec![usize::MAX; n],
-            liveout: Default::default(),
-        };
-        for (i, &b) in order.iter().enumerate() {
-            st.blocks[b] = Some(self.b.create_block());
-            st.pos[b] = i;
-        }
-        let nm = (self.w / 4) as usize;
-        let zero = self.vconst_bytes(types::I32X4, vec![0; 16]);
-        let entry_mask = self
-            .sgenv
-            .as_ref()
-            .map(|s| s.mask.clone())
-            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
-        for b in 0..n {
-            let vars: Vec<Variable> = (0..nm).map(|_| self.b.declare_var(types::I32X4)).collect();
-            for (c, v) in vars.iter().enumerate() {
-                let init = if b == 0 { entry_mask[c] } else { zero };
-                self.b.def_var(*v, init);
-            }
-            st.masks.push(vars);
-        }
-        // Phi accumulators.
-        for blk in &self.f.blocks {
-            for inst in &blk.insts {
-                if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
-                    let elems = self.elems(ty)?;
-                    let accs = self.new_phi_acc(r, &elems);
-                    st.phis.insert(r, accs);
-                }
-            }
-        }
-        let phis = st.phis.clone();
-        self.init_phi_accumulators(&phis);
-        st.liveout = self.liveout_accumulators()?;
-        // Loops ending at each position, innermost first.
-        let mut loop_ends: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
-        let mut loops: Vec<usize> = (0..self.cfg.loops.len()).collect();
-        loops.sort_by_key(|&l| self.cfg.loops[l].size);
-        for l in loops {
-            loop_ends[self.cfg.loops[l].span.1].push(l);
-        }
-        let first = st.blocks[order[0]].ok_or_else(|| CompileError::codegen("no entry block"))?;
-        match resume {
-            Some(id) => {
-                // Dispatch: 0 = start, k = after barrier k.
-                let targets = self.new_resume_blocks();
-                let mut all = vec![first];
-                all.extend(targets);
-                self.emit_dispatch(id, &all);
-            }
-            None => {
-                self.b.ins().jump(first, &[]);
-            }
-        }
-        self.body_state = Some(st);
-        for (i, &bi) in order.iter().enumerate() {
-            let cb =
-                self.state().blocks[bi].ok_or_else(|| CompileError::codegen("block missing"))?;
-            self.b.switch_to_block(cb);
-            let after = self.b.create_block();
-            let mvars = self.state().masks[bi].clone();
-            let m: Vec<Value> = mvars.iter().map(|v| self.b.use_var(*v)).collect();
-            if i != 0 {
-                let any = self.mask_any(&m);
-                let run = self.b.create_block();
-                self.b.ins().brif(any, run, &[], after, &[]);
-                self.b.switch_to_block(run);
-            }
-            for v in &mvars {
-                self.b.def_var(*v, zero);
-            }
-            self.mask = m.clone();
-            self.mask_full = None;
-            if self.duplicate_for_full_mask(bi) {
-                // Two copies: one assuming every lane is active (vector accesses, no
-                // guards), one for partial masks; both write the same variables.
-                let full = self.mask_all(&m);
-                let bf = self.b.create_block();
-                let bs = self.b.create_block();
-                self.b.ins().brif(full, bf, &[], bs, &[]);
-                self.b.switch_to_block(bf);
-                self.full_state = Some(true);
-                self.mask_full = Some(full);
-                self.dup_defs = Some(Default::default());
-                self.lower_block(bi)?;
-                self.b.ins().jump(after, &[]);
-                self.b.switch_to_block(bs);
-                self.mask = m;
-                self.full_state = Some(false);
-                self.mask_full = Some(full);
-                self.dup_second = true;
-                let r = self.lower_block(bi);
-                self.dup_second = false;
-                self.dup_defs = None;
-                self.full_state = None;
-                r?;
-            } else {
-                self.lower_block(bi)?;
-            }
-            self.b.ins().jump(after, &[]);
-            self.b.switch_to_block(after);
-            for &l in &loop_ends[i] {
-                let h = self.cfg.loops[l].header;
-                let hvars = self.state().masks[h].clone();
-                let hm: Vec<Value> = hvars.iter().map(|v| self.b.use_var(*v)).collect();
-                let any = self.mask_any(&hm);
-                let hb = self.state().blocks[h]
-                    .ok_or_else(|| CompileError::codegen("loop header missing"))?;
-                let cont = self.b.create_block();
-                self.b.ins().brif(any, hb, &[], cont, &[]);
-                self.b.switch_to_block(cont);
-            }
-            let next = match order.get(i + 1) {
-                Some(&nb) => {
-                    self.state().blocks[nb].ok_or_else(|| CompileError::codegen("block missing"))?
-                }
-                None => exit,
-            };
-            self.b.ins().jump(next, &[]);
-        }
-        self.body_state = None;
-        Ok(())
-    }
-
-    /// Live-out accumulators of loops (masked bodies): for each non-phi value defined in
-    /// loop L (its innermost) and used outside L, a zero-initialised varying copy.
-    fn liveout_accumulators(
-        &mut self,
-    ) -> Result<std::collections::HashMap<Id, LiveOut>, CompileError> {
-        let mut out = std::collections::HashMap::new();
-        let ids: Vec<Id> = self.regions.uses.defined_ids().collect();
-        for id in ids {
-            let Some((db, _)) = self.regions.uses.def_of(id) else {
-                continue;
-            };
-            let Some(l) = self.cfg.loop_of[db] else {
-                continue;
-            };
-            // Any use in a block outside the loop (phi operands on exit edges read
-            // the accumulator too: they are copied at the end of a block outside).
-            let outside = self
-                .regions
-                .uses
-                .uses_of(id)
-                .iter()
-                .any(|&(ub, _)| !self.cfg.in_loop(l, ub));
-            if !outside {
-                continue;
-            }
-            let ty = self.type_of(id)?;
-            let elems = self.elems(ty)?;
-            let mut accs = Vec::new();
-            for e in elems.iter() {
-                let (cty, _) = e.chunk();
-                let z = self.zero_scalar(cty);
-                let vars: Vec<Variable> = (0..self.nchunks(*e))
-                    .map(|_| {
-                        let v = self.b.declare_var(cty);
-                        self.b.def_var(v, z);
-                        v
-                    })
-                    .collect();
-                accs.push(vars);
-            }
-            out.insert(id, (l, accs, elems));
-        }
-        Ok(out)
-    }
-
-    /// Gives every phi accumulator a (zero) value at the start of the body, so that no
-    /// value flows around the sub-group loop through them.
-    fn init_phi_accumulators(&mut self, phis: &std::collections::HashMap<Id, Vec<PhiAcc>>) {
+        phis: &std::collections::HashMap<Id, Vec<PhiAcc>>,
+    ) {
         for accs in phis.values() {
             for a in accs {
-                match a {
-                    PhiAcc::U(v, t) | PhiAcc::A(v, _, t) => {
-                        let z = self.zero_scalar(*t);
-                        self.b.def_var(*v, z);
-                    }
-                    PhiAcc::V(vs, t) => {
-                        let z = self.zero_scalar(*t);
-                        for v in vs {
-                            self.b.def_var(*v, z);
-                        }
+                for c in a.cells() {
+                    if let Cell::Var(..) = c {
+                        self.zero_cell(*c);
                     }
                 }
             }
@@ -255,7 +81,7 @@ impl Tr<'_, '_> {
 
     /// Declares the accumulator of phi `r`: affine (contiguous layout, when the
     /// analysis allows), varying or uniform.
-    fn new_phi_acc(&mut self, r: Id, elems: &[Elem]) -> Vec<PhiAcc> {
+    pub(super) fn new_phi_acc(&mut self, r: Id, elems: &[Elem]) -> Vec<PhiAcc> {
         let varying = self.uni.is_varying(r);
         let contiguous = self.sgenv.as_ref().is_some_and(|s| s.row.is_some());
         let affine = match self.shapes.get(&r) {
@@ -270,17 +96,12 @@ impl Tr<'_, '_> {
             .iter()
             .map(|e| {
                 if let Some(s) = affine {
-                    PhiAcc::A(self.b.declare_var(e.scalar()), s, e.scalar())
+                    PhiAcc::A(self.new_cell(e.scalar()), s)
                 } else if varying {
                     let (cty, _) = e.chunk();
-                    PhiAcc::V(
-                        (0..self.nchunks(*e))
-                            .map(|_| self.b.declare_var(cty))
-                            .collect(),
-                        cty,
-                    )
+                    PhiAcc::V((0..self.nchunks(*e)).map(|_| self.new_cell(cty)).collect())
                 } else {
-                    PhiAcc::U(self.b.declare_var(e.scalar()), e.scalar())
+                    PhiAcc::U(self.new_cell(e.scalar()))
                 }
             })
             .collect()
@@ -306,7 +127,7 @@ impl Tr<'_, '_> {
     /// The body of a kernel without divergent branches: real branches, one mask (the
     /// sub-group's) everywhere. Without barriers the body is emitted twice, for a
     /// full and for a partial sub-group.
-    fn emit_body_uniform(
+    pub(super) fn emit_body_uniform(
         &mut self,
         resume: Option<Value>,
         exit: ir::Block,
@@ -317,14 +138,19 @@ impl Tr<'_, '_> {
             .map(|s| s.mask.clone())
             .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
         let n = self.f.blocks.len();
+        self.begin_state(0, 0);
         let phis = self.phi_accumulators()?;
         self.init_phi_accumulators(&phis);
+        let (first_pred, first_latch) = self.pred_positions();
         self.body_state = Some(BodyState {
             blocks: vec![None; n],
             masks: Vec::new(),
             phis,
-            pos: vec![usize::MAX; n],
             liveout: Default::default(),
+            liveout_by_loop: Default::default(),
+            liveout_end: Default::default(),
+            first_pred,
+            first_latch,
         });
         let copies: Vec<Option<bool>> = if self.allow_dup {
             vec![Some(true), Some(false)]
@@ -462,7 +288,7 @@ impl Tr<'_, '_> {
     }
 
     /// Fresh resume blocks, one per barrier point, installed in the barrier context.
-    fn new_resume_blocks(&mut self) -> Vec<ir::Block> {
+    pub(super) fn new_resume_blocks(&mut self) -> Vec<ir::Block> {
         let v: Vec<ir::Block> = self
             .regions
             .points
@@ -499,20 +325,20 @@ impl Tr<'_, '_> {
         {
             for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
                 match acc {
-                    PhiAcc::U(var, _) => {
+                    PhiAcc::U(cell) => {
                         let Lv::U(x) = lv else {
                             return Err(uniform_phi_gets_varying(r, v));
                         };
-                        self.b.def_var(*var, *x);
+                        self.write_cell(*cell, *x);
                     }
-                    PhiAcc::V(vars, _) => {
+                    PhiAcc::V(cells) => {
                         let ch = self.chunks_of(*e, lv);
-                        for (var, c) in vars.iter().zip(ch) {
-                            self.b.def_var(*var, c);
+                        for (cell, c) in cells.iter().zip(ch) {
+                            self.write_cell(*cell, c);
                         }
                     }
-                    PhiAcc::A(var, s, _) => match lv {
-                        Lv::A(x, t) if t == s => self.b.def_var(*var, *x),
+                    PhiAcc::A(cell, s) => match lv {
+                        Lv::A(x, t) if t == s => self.write_cell(*cell, *x),
                         _ => {
                             // The analysis promised an affine value: retry without.
                             self.shape_conflict = true;
@@ -528,7 +354,7 @@ impl Tr<'_, '_> {
     /// in. Reading every input
     /// before any accumulator is written is what a phi's parallel copy means (values
     /// and accumulators are separate variables, so the order is not observable).
-    fn edge_phi_inputs(
+    pub(super) fn edge_phi_inputs(
         &mut self,
         from: usize,
         ti: usize,
@@ -556,7 +382,7 @@ impl Tr<'_, '_> {
         Ok(inputs)
     }
 
-    fn state(&self) -> &BodyState {
+    pub(super) fn state(&self) -> &BodyState {
         // Only called while a body is being emitted.
         self.body_state
             .as_ref()
@@ -564,7 +390,7 @@ impl Tr<'_, '_> {
     }
 
     /// A br_table on `id` (i32) over `targets`.
-    fn emit_dispatch(&mut self, id: Value, targets: &[ir::Block]) {
+    pub(super) fn emit_dispatch(&mut self, id: Value, targets: &[ir::Block]) {
         let def = self.b.func.dfg.block_call(targets[0], &[]);
         let table: Vec<ir::BlockCall> = targets
             .iter()
@@ -576,14 +402,8 @@ impl Tr<'_, '_> {
         self.b.ins().br_table(id, jt);
     }
 
-    /// Lowers the instructions and terminator of block `bi` under `self.mask`.
-    fn lower_block(&mut self, bi: usize) -> Result<(), CompileError> {
-        self.lower_block_insts(bi)?;
-        self.lower_masked_terminator(bi)
-    }
-
     /// Lowers the instructions of block `bi` (phis read their accumulators).
-    fn lower_block_insts(&mut self, bi: usize) -> Result<(), CompileError> {
+    pub(super) fn lower_block_insts(&mut self, bi: usize) -> Result<(), CompileError> {
         self.cur_block = Some(bi);
         self.clear_hints();
         let f = self.f;
@@ -596,9 +416,9 @@ impl Tr<'_, '_> {
                 let leaves = accs
                     .iter()
                     .map(|a| match a {
-                        PhiAcc::U(v, _) => Lv::U(self.b.use_var(*v)),
-                        PhiAcc::V(vs, _) => Lv::V(vs.iter().map(|v| self.b.use_var(*v)).collect()),
-                        PhiAcc::A(v, s, _) => Lv::A(self.b.use_var(*v), *s),
+                        PhiAcc::U(c) => Lv::U(self.read_cell(*c)),
+                        PhiAcc::V(cs) => Lv::V(cs.iter().map(|c| self.read_cell(*c)).collect()),
+                        PhiAcc::A(c, s) => Lv::A(self.read_cell(*c), *s),
                     })
                     .collect();
                 self.define(r, Val { leaves, elems });
@@ -610,55 +430,6 @@ impl Tr<'_, '_> {
                 }
                 e
             })?;
-        }
-        Ok(())
-    }
-
-    /// The terminator of block `bi` in the masked model.
-    fn lower_masked_terminator(&mut self, bi: usize) -> Result<(), CompileError> {
-        let blk = &self.f.blocks[bi];
-        let m = self.mask.clone();
-        match &blk.term {
-            Terminator::Branch(t) => self.edge(bi, *t, &m)?,
-            Terminator::BranchCond { cond, t, f: fl } => {
-                if t == fl {
-                    self.edge(bi, *t, &m)?;
-                } else {
-                    let c = self.get(*cond)?;
-                    let cm = self.bool_mask(&c.leaves[0]);
-                    let mt = self.mask_and(&m, &cm);
-                    let mf = self.mask_and_not(&m, &cm);
-                    self.edge(bi, *t, &mt)?;
-                    self.edge(bi, *fl, &mf)?;
-                }
-            }
-            Terminator::Switch {
-                selector,
-                default,
-                targets,
-            } => {
-                let sel = self.get(*selector)?;
-                let e = sel.elems[0];
-                let mut taken: Vec<Value> = self.zero_vec(Elem::Bool);
-                for (v, t) in targets {
-                    let k = self.scalar_const(e, *v);
-                    let eq = self.vec_op2(
-                        e,
-                        &sel.leaves[0],
-                        &Lv::U(k),
-                        |t, a, b| t.b.ins().icmp(IntCC::Equal, a, b),
-                        |t, a, b| t.b.ins().icmp(IntCC::Equal, a, b),
-                    );
-                    let eqm = self.int_cmp_to_mask(e, eq);
-                    let em = self.mask_and(&m, &eqm);
-                    let em = self.mask_and_not(&em, &taken);
-                    taken = self.mask_or(&taken, &eqm);
-                    self.edge(bi, *t, &em)?;
-                }
-                let dm = self.mask_and_not(&m, &taken);
-                self.edge(bi, *default, &dm)?;
-            }
-            Terminator::Return | Terminator::ReturnValue(_) | Terminator::Unreachable => {}
         }
         Ok(())
     }
@@ -690,115 +461,6 @@ impl Tr<'_, '_> {
             }
             (Lv::A(..), _) => Vec::new(),
         }
-    }
-
-    /// Control leaving block `from` for `to` under mask `em`: pending mask and phis.
-    fn edge(&mut self, from: usize, to: Id, em: &[Value]) -> Result<(), CompileError> {
-        let ti = *self
-            .cfg
-            .index
-            .get(&to)
-            .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
-        let mvars = self.state().masks[ti].clone();
-        for (c, v) in mvars.iter().enumerate() {
-            let old = self.b.use_var(*v);
-            let new = self.b.ins().bor(old, em[c]);
-            self.b.def_var(*v, new);
-        }
-        // Lanes leaving loops keep their own values of the loop's live-outs.
-        let leaving: Vec<(Id, Vec<Vec<Variable>>)> = self
-            .state()
-            .liveout
-            .iter()
-            .filter(|(_, (l, _, _))| self.cfg.in_loop(*l, from) && !self.cfg.in_loop(*l, ti))
-            .map(|(id, (_, accs, _))| (*id, accs.clone()))
-            .collect();
-        for (id, accs) in leaving {
-            let v = self.get_direct(id)?;
-            for ((lv, e), vars) in v.leaves.iter().zip(v.elems.iter()).zip(&accs) {
-                let olds: Vec<Value> = vars.iter().map(|x| self.b.use_var(*x)).collect();
-                if let Lv::V(ch) = self.select_vec(*e, em, lv, &Lv::V(olds)) {
-                    for (var, c) in vars.iter().zip(ch) {
-                        self.b.def_var(*var, c);
-                    }
-                }
-            }
-        }
-        // "Any lane takes this edge", computed once and only if a scalar phi needs it.
-        let mut any: Option<Value> = None;
-        for EdgePhiInput {
-            phi: r,
-            from: v,
-            val,
-            accs,
-        } in self.edge_phi_inputs(from, ti)?
-        {
-            for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
-                // A uniform phi, or an affine header phi (every lane taking this (only)
-                // back edge or entry is in the same iteration, so the base is shared):
-                // one scalar, replaced when any lane takes the edge.
-                let scalar = match (acc, lv) {
-                    (PhiAcc::U(var, _), Lv::U(x)) => Some((*var, *x)),
-                    (PhiAcc::U(..), _) => return Err(uniform_phi_gets_varying(r, v)),
-                    (PhiAcc::A(var, s, _), Lv::A(x, t)) if t == s => Some((*var, *x)),
-                    (PhiAcc::A(..), _) => {
-                        self.shape_conflict = true;
-                        None
-                    }
-                    (PhiAcc::V(vars, _), _) => {
-                        let olds: Vec<Value> = vars.iter().map(|v| self.b.use_var(*v)).collect();
-                        let new = self.select_vec(*e, em, lv, &Lv::V(olds));
-                        if let Lv::V(chunks) = new {
-                            for (var, c) in vars.iter().zip(chunks) {
-                                self.b.def_var(*var, c);
-                            }
-                        }
-                        None
-                    }
-                };
-                if let Some((var, x)) = scalar {
-                    let a = match any {
-                        Some(a) => a,
-                        None => *any.insert(self.mask_any(em)),
-                    };
-                    let old = self.b.use_var(var);
-                    let new = self.b.ins().select(a, x, old);
-                    self.b.def_var(var, new);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether block `bi` is worth emitting twice (full mask / partial mask): it
-    /// accesses memory and holds no barrier.
-    fn duplicate_for_full_mask(&self, bi: usize) -> bool {
-        if !self.allow_dup {
-            return false;
-        }
-        if self.regions.points.iter().any(|(b, _)| *b == bi)
-            || self.regions.scans.iter().any(|(b, _)| *b == bi)
-        {
-            return false;
-        }
-        let insts = &self.f.blocks[bi].insts;
-        if insts.len() > 400 {
-            return false;
-        }
-        insts.iter().any(|i| {
-            // Memory accesses (OpenCL.std 171..=181 are vloadn..vstorea_halfn_r); pure
-            // arithmetic gains nothing from a full-mask copy.
-            matches!(
-                i.op,
-                Op::Load { .. } | Op::Store { .. } | Op::CopyMemory { .. } | Op::Atomic { .. }
-            ) || matches!(
-                i.op,
-                Op::ExtInst {
-                    opcode: 171..=181,
-                    ..
-                }
-            )
-        })
     }
 
     /// i8 "every lane of the current mask is active", computed once per block.
@@ -857,81 +519,21 @@ impl Tr<'_, '_> {
             self.b.ins().iconst(t, 0)
         }
     }
-
-    /// Mask variables of every block and every phi accumulator (barrier save/restore).
-    pub(crate) fn body_state_vars(&self, at: usize) -> (Vec<Variable>, Vec<(Variable, ir::Type)>) {
-        let mut masks = Vec::new();
-        let mut phis = Vec::new();
-        // Blocks whose pending mask or phis may still be read after a point in block
-        // `at`: later in the linear order, or in a loop around `at` (back edges).
-        let n = self.f.blocks.len();
-        let mut pos = vec![usize::MAX; n];
-        for (i, b) in self.cfg.order.iter().enumerate() {
-            pos[*b] = i;
-        }
-        let loops: Vec<usize> = (0..self.cfg.loops.len())
-            .filter(|&l| self.cfg.in_loop(l, at))
-            .collect();
-        let pending = |b: usize| -> bool {
-            pos[b] != usize::MAX
-                && (pos[b] > pos[at] || loops.iter().any(|&l| self.cfg.in_loop(l, b)))
-        };
-        if let Some(st) = &self.body_state {
-            for (b, m) in st.masks.iter().enumerate() {
-                if pending(b) {
-                    masks.extend(m.iter().copied());
-                }
-            }
-            for (_, accs, elems) in st.liveout.values() {
-                for (vars, e) in accs.iter().zip(elems.iter()) {
-                    let t = e.chunk().0;
-                    phis.extend(vars.iter().map(|v| (*v, t)));
-                }
-            }
-            for (b, blk) in self.f.blocks.iter().enumerate() {
-                if !pending(b) {
-                    continue;
-                }
-                for inst in &blk.insts {
-                    let (Op::Phi(_), Some(id)) = (&inst.op, inst.result) else {
-                        continue;
-                    };
-                    for a in st.phis.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
-                        match a {
-                            PhiAcc::U(v, t) | PhiAcc::A(v, _, t) => phis.push((*v, *t)),
-                            PhiAcc::V(vs, t) => phis.extend(vs.iter().map(|v| (*v, *t))),
-                        }
-                    }
-                }
-            }
-        }
-        (masks, phis)
-    }
-
-    /// Ids that currently have a value.
-    pub(crate) fn defined_id_list(&self) -> Vec<Id> {
-        self.vals.keys().copied().collect()
-    }
-
-    /// Reads the slots of `id` as raw variables (for barrier save/restore).
-    pub(crate) fn slots_of(&self, id: Id) -> Option<Vec<Slot>> {
-        self.vals.get(&id).cloned()
-    }
 }
 
 /// One phi fed along one CFG edge.
-struct EdgePhiInput {
-    phi: Id,
+pub(super) struct EdgePhiInput {
+    pub phi: Id,
     /// The incoming value's id.
-    from: Id,
-    val: Val,
+    pub from: Id,
+    pub val: Val,
     /// The phi's accumulator variables.
-    accs: Vec<PhiAcc>,
+    pub accs: Vec<PhiAcc>,
 }
 
 /// The internal error of a uniform phi fed a varying value (the uniformity analysis and
 /// the lowering disagree).
-fn uniform_phi_gets_varying(phi: Id, value: Id) -> CompileError {
+pub(super) fn uniform_phi_gets_varying(phi: Id, value: Id) -> CompileError {
     CompileError::codegen(format!(
         "internal: uniform phi %{phi} receives a varying value %{value}"
     ))

@@ -42,10 +42,7 @@ impl Tr<'_, '_> {
         let (Some(r), Some(rty)) = (inst.result, inst.ty) else {
             return Ok(());
         };
-        if !matches!(
-            self.vals.get(&r).map(Vec::as_slice),
-            Some([super::Slot::V(_)])
-        ) {
+        if !self.vals.get(&r).is_some_and(|s| s.is_one_varying_leaf()) {
             return Ok(());
         }
         let elems = self.elems(rty)?;

@@ -16,6 +16,9 @@ use cranelift_codegen::ir::{
     types, AtomicRmwOp, InstBuilder, Value,
 };
 
+/// Bytes of the sink that inactive lanes of a branch-free per-lane access touch.
+const SINK_BYTES: u64 = 256;
+
 use super::value::{Elem, Lv, Val};
 use super::Tr;
 use crate::spirv::{AtomicOp, Id, Op, Storage, Type};
@@ -592,6 +595,20 @@ impl Tr<'_, '_> {
                     per_leaf[k].push(v);
                 }
             }
+        } else if let Some(safe) = self.sink_addrs(&addrs, elems, offs) {
+            // Branch-free: inactive lanes read the sink and get zeros.
+            let m = self.mask.clone();
+            for (l, a) in safe.iter().enumerate() {
+                let act = (self.full_state != Some(true)).then(|| self.lane_active(&m, l));
+                for (k, (e, o)) in elems.iter().zip(offs).enumerate() {
+                    let mut v = self.b.ins().load(e.scalar(), fl, *a, *o as i32);
+                    if let Some(act) = act {
+                        let z = self.zero_scalar(e.scalar());
+                        v = self.b.ins().select(act, v, z);
+                    }
+                    per_leaf[k].push(self.fix_bool_load(*e, v));
+                }
+            }
         } else {
             let tys: Vec<ir::Type> = elems.iter().map(|e| e.scalar()).collect();
             let lanes = self.guarded(&tys, |t, l| {
@@ -876,6 +893,15 @@ impl Tr<'_, '_> {
                     .collect()
             })
             .collect();
+        if let Some(safe) = self.sink_addrs(&addrs, elems, offs) {
+            // Branch-free: inactive lanes write the sink.
+            for (l, a) in safe.iter().enumerate() {
+                for (k, o) in offs.iter().enumerate() {
+                    self.b.ins().store(fl, vals[k][l], *a, *o as i32);
+                }
+            }
+            return Ok(());
+        }
         self.guarded(&[], |t, l| {
             for (k, o) in offs.iter().enumerate() {
                 t.b.ins().store(fl, vals[k][l], addrs[l], *o as i32);
@@ -883,6 +909,44 @@ impl Tr<'_, '_> {
             Ok(vec![])
         })?;
         Ok(())
+    }
+
+    /// Per-lane addresses where inactive lanes are redirected to the sink (a stack
+    /// slot of [`SINK_BYTES`] that nothing reads), so that a partial-mask access needs
+    /// no branch per lane (a kernel with many accesses would otherwise hand Cranelift
+    /// two blocks per lane per access). None when the leaves reach past the sink.
+    fn sink_addrs(&mut self, addrs: &[Value], elems: &[Elem], offs: &[u64]) -> Option<Vec<Value>> {
+        if self.full_state == Some(true) {
+            return Some(addrs.to_vec());
+        }
+        let reach = elems
+            .iter()
+            .zip(offs)
+            .map(|(e, o)| o + u64::from(e.bytes()))
+            .max()
+            .unwrap_or(0);
+        if reach > SINK_BYTES {
+            return None;
+        }
+        let slot = *self.sink_slot.get_or_insert_with(|| {
+            self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                ir::StackSlotKind::ExplicitSlot,
+                SINK_BYTES as u32,
+                4,
+            ))
+        });
+        let sink = self.b.ins().stack_addr(types::I64, slot, 0);
+        let m = self.mask.clone();
+        Some(
+            addrs
+                .iter()
+                .enumerate()
+                .map(|(l, a)| {
+                    let act = self.lane_active(&m, l);
+                    self.b.ins().select(act, *a, sink)
+                })
+                .collect(),
+        )
     }
 
     /// For each active lane `l` runs `f(l)`; returns per lane the values of types

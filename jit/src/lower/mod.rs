@@ -22,8 +22,11 @@ mod group;
 mod half;
 mod hint;
 mod inst;
+mod masked;
 mod memory;
 mod printf;
+mod state;
+mod storage;
 pub(crate) mod value;
 mod wide;
 
@@ -105,7 +108,17 @@ pub(crate) struct Tr<'a, 'b> {
     pub jm: &'a mut cranelift_jit::JITModule,
     pub w: u32,
     elems_cache: HashMap<Id, Rc<Vec<Elem>>>,
-    vals: HashMap<Id, Vec<Slot>>,
+    vals: HashMap<Id, storage::Stored>,
+    /// Where values may live (plain values, variables, memory homes).
+    pub placement: crate::analysis::placement::Placement,
+    /// Whether the body being emitted is the masked (linearised) one.
+    pub masked_body: bool,
+    /// Byte offset of each homed value's slot in the home area.
+    pub home_offsets: HashMap<Id, u64>,
+    /// Bytes of the home area (per sub-group, in the scratch area).
+    pub home_bytes: u64,
+    /// Values read from their homes in a Cranelift block, reused within it.
+    home_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
     /// Access chains into built-in variables: id -> (built-in, component).
     builtin_ptrs: HashMap<Id, (BuiltIn, Option<u32>)>,
     pub genv: Option<GroupEnv>,
@@ -146,6 +159,12 @@ pub(crate) struct Tr<'a, 'b> {
     body_state: Option<control::BodyState>,
     /// Stack slot of the private area (kernels without barriers).
     private_slot: Option<ir::StackSlot>,
+    /// Stack slot that inactive lanes of branch-free per-lane accesses touch.
+    sink_slot: Option<ir::StackSlot>,
+    /// Where the masked body keeps its control state.
+    state_area: state::StateArea,
+    /// "Lane l of this mask chunk is active" values of the current Cranelift block.
+    lane_cache: (Option<ir::Block>, HashMap<(Value, u8), Value>),
     /// Barrier machinery of the body being emitted.
     pub bctx: Option<barrier::BarrierCtx>,
     /// Offset in local memory of the work-group collective slots.
@@ -242,6 +261,15 @@ pub(crate) fn lower_kernel(
             w,
             elems_cache: HashMap::new(),
             vals: HashMap::new(),
+            placement: crate::analysis::placement::Placement::new(
+                cfg,
+                &regions.uses,
+                &regions.points,
+            ),
+            masked_body: false,
+            home_offsets: HashMap::new(),
+            home_bytes: 0,
+            home_cache: HashMap::new(),
             builtin_ptrs: HashMap::new(),
             genv: None,
             sgenv: None,
@@ -263,6 +291,9 @@ pub(crate) fn lower_kernel(
             value_types,
             body_state: None,
             private_slot: None,
+            sink_slot: None,
+            state_area: state::StateArea::default(),
+            lane_cache: (None, HashMap::new()),
             bctx: None,
             collective_base,
             arg_offsets: arg_offsets.to_vec(),
@@ -289,7 +320,9 @@ pub(crate) fn lower_kernel(
             debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
         };
         tr.layout_private()?;
+        tr.layout_homes()?;
         tr.emit_work_group()?;
+        tr.finish_state(0);
         let conflict = tr.dup_conflict || tr.shape_conflict;
         let pb = tr.private_bytes;
         let scratch = tr.regions.scratch_per_sg;
@@ -402,144 +435,6 @@ impl<'a, 'b> Tr<'a, 'b> {
             }
         }
         Ok(())
-    }
-
-    /// Records the value of `id`.
-    pub fn define(&mut self, id: Id, v: Val) {
-        if self.dup_second && self.dup_defs.as_ref().is_some_and(|d| d.contains(&id)) {
-            if let Some(slots) = self.vals.get(&id).cloned() {
-                if self.define_into(&slots, &v) {
-                    return;
-                }
-                self.dup_conflict = true;
-            }
-        }
-        if !self.dup_second {
-            if let Some(d) = self.dup_defs.as_mut() {
-                d.insert(id);
-            }
-        }
-        if self.debug_shapes {
-            let kinds: String = v
-                .leaves
-                .iter()
-                .map(|l| match l {
-                    Lv::U(_) => "U".to_string(),
-                    Lv::A(_, s) => format!("A{s}"),
-                    Lv::V(_) => "V".to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join(",");
-            eprintln!("; %{id} ({}) = [{kinds}]", self.m.name_of(id));
-        }
-        let mut slots = Vec::with_capacity(v.leaves.len());
-        for (lv, e) in v.leaves.iter().zip(v.elems.iter()) {
-            slots.push(match lv {
-                Lv::U(x) => {
-                    let var = self.b.declare_var(self.b.func.dfg.value_type(*x));
-                    self.b.def_var(var, *x);
-                    Slot::U(var)
-                }
-                Lv::A(x, s) => {
-                    let var = self.b.declare_var(self.b.func.dfg.value_type(*x));
-                    self.b.def_var(var, *x);
-                    Slot::A(var, *s)
-                }
-                Lv::V(chunks) => {
-                    let (ty, _) = e.chunk();
-                    let vars = chunks
-                        .iter()
-                        .map(|c| {
-                            let var = self.b.declare_var(ty);
-                            self.b.def_var(var, *c);
-                            var
-                        })
-                        .collect();
-                    Slot::V(vars)
-                }
-            });
-        }
-        self.vals.insert(id, slots);
-    }
-
-    /// Writes `v` into existing slots (coercing uniform/affine values to vectors where
-    /// the slot is varying); false if the shapes cannot match.
-    fn define_into(&mut self, slots: &[Slot], v: &Val) -> bool {
-        if slots.len() != v.leaves.len() {
-            return false;
-        }
-        // Check first, then write.
-        for (s, l) in slots.iter().zip(&v.leaves) {
-            let ok = match (s, l) {
-                (Slot::U(_), Lv::U(_)) | (Slot::V(_), _) => true,
-                (Slot::A(_, a), Lv::A(_, b)) => a == b,
-                _ => false,
-            };
-            if !ok {
-                return false;
-            }
-        }
-        for ((s, l), e) in slots.iter().zip(&v.leaves).zip(v.elems.iter()) {
-            match (s, l) {
-                (Slot::U(var), Lv::U(x)) | (Slot::A(var, _), Lv::A(x, _)) => {
-                    self.b.def_var(*var, *x)
-                }
-                (Slot::V(vars), l) => {
-                    let ch = self.chunks_of(*e, l);
-                    for (var, c) in vars.iter().zip(ch) {
-                        self.b.def_var(*var, c);
-                    }
-                }
-                _ => {}
-            }
-        }
-        true
-    }
-
-    /// The value of `id` as seen from the block being lowered: outside the loop that
-    /// defines it (when lanes leave that loop at different times) each lane's own
-    /// value from the iteration it left in.
-    pub fn get(&mut self, id: Id) -> Result<Val, CompileError> {
-        if let (Some(cb), Some(st)) = (self.cur_block, self.body_state.as_ref()) {
-            if let Some((l, accs, elems)) = st.liveout.get(&id) {
-                if !self.cfg.in_loop(*l, cb) {
-                    let (accs, elems) = (accs.clone(), elems.clone());
-                    let leaves = accs
-                        .iter()
-                        .map(|vars| Lv::V(vars.iter().map(|v| self.b.use_var(*v)).collect()))
-                        .collect();
-                    return Ok(Val { leaves, elems });
-                }
-            }
-        }
-        self.get_direct(id)
-    }
-
-    /// The value of `id` (constant, or defined earlier) where it was defined.
-    pub fn get_direct(&mut self, id: Id) -> Result<Val, CompileError> {
-        if let Some(slots) = self.vals.get(&id).cloned() {
-            let ty = self.type_of(id)?;
-            let elems = self.elems(ty)?;
-            let leaves = slots
-                .iter()
-                .map(|s| match s {
-                    Slot::U(v) => Lv::U(self.b.use_var(*v)),
-                    Slot::A(v, st) => Lv::A(self.b.use_var(*v), *st),
-                    Slot::V(vs) => Lv::V(vs.iter().map(|v| self.b.use_var(*v)).collect()),
-                })
-                .collect();
-            return Ok(Val { leaves, elems });
-        }
-        if self.m.constants.contains_key(&id) {
-            return self.constant(id);
-        }
-        if self.m.globals.contains_key(&id) {
-            return self.global_address(id);
-        }
-        Err(CompileError::malformed(format!(
-            "%{id} is used before it is defined in kernel {}",
-            self.f.name
-        )))
     }
 
     /// Type of a value id.

@@ -12,6 +12,8 @@
 //! Per-lane scalar fallback code (extract, scalar op, insert) lives only in
 //! [`Tr::per_lane`] and [`Tr::lanes_of`]/[`Tr::from_lanes`].
 
+use std::collections::HashMap;
+
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Type, Value};
 
 use super::Tr;
@@ -416,7 +418,19 @@ impl Tr<'_, '_> {
 
     /// A scalar lane-active test: lane `l` of `mask` (i8).
     pub fn lane_active(&mut self, mask: &[Value], l: usize) -> Value {
-        let x = self.b.ins().extractlane(mask[l / 4], (l % 4) as u8);
-        self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
+        // Computed once per Cranelift block (a value from another block might not
+        // dominate this use).
+        let here = self.b.current_block();
+        if self.lane_cache.0 != here {
+            self.lane_cache = (here, HashMap::new());
+        }
+        let key = (mask[l / 4], (l % 4) as u8);
+        if let Some(v) = self.lane_cache.1.get(&key) {
+            return *v;
+        }
+        let x = self.b.ins().extractlane(key.0, key.1);
+        let v = self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0);
+        self.lane_cache.1.insert(key, v);
+        v
     }
 }

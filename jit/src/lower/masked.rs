@@ -1,0 +1,637 @@
+//! The masked (partially linearised) body of a kernel with divergent branches.
+//!
+//! Blocks are emitted in the CFG's linear order (loops contiguous). Each block has a
+//! pending mask (the lanes that branched to it so far); a block runs only if some lane
+//! of its mask is set and clears the mask when it starts. When it has none, control
+//! jumps over the block and its whole skip region (the blocks after it that it
+//! dominates within its loops: none of them can have lanes either), so the code of a
+//! block dominates the code of its region and values flow to their uses as plain SSA
+//! values (`analysis::placement`). A branch ORs `mask & cond` / `mask & !cond` into its
+//! successors' masks; phis are accumulators written on the edge under the edge's
+//! mask. After the last block of a loop, control jumps back to the header while lanes
+//! took back edges. Returns simply drop lanes.
+//!
+//! Per position `i` of the linear order: `check[i]` (skip unless the mask has lanes),
+//! the block's code, then landing pads around the checks that close the loops ending
+//! there (a skip arrives after the checks of the loops inside the skipped region). Each pending mask and phi accumulator is reset at the start of the
+//! innermost block whose region holds the block and all its predecessors, so that the
+//! frontend finds every variable's definition within a few blocks.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
+
+use super::control::{BodyState, LiveOut, PhiAcc};
+use super::state::Cell;
+use super::value::{Elem, Lv};
+use super::Tr;
+use crate::spirv::{Id, Op, Terminator};
+use crate::CompileError;
+
+impl Tr<'_, '_> {
+    /// Emits the kernel body for the current sub-group, continuing at `exit` when all
+    /// lanes are done. `resume` holds the barrier resume point to dispatch on, if any.
+    pub fn emit_body(
+        &mut self,
+        resume: Option<Value>,
+        exit: ir::Block,
+    ) -> Result<(), CompileError> {
+        if !self.uni.any_divergence() {
+            return self.emit_body_uniform(resume, exit);
+        }
+        self.masked_body = true;
+        let r = self.emit_masked_body(resume, exit);
+        self.masked_body = false;
+        self.body_state = None;
+        r
+    }
+
+    fn emit_masked_body(
+        &mut self,
+        resume: Option<Value>,
+        exit: ir::Block,
+    ) -> Result<(), CompileError> {
+        let order = self.cfg.order.clone();
+        let n = self.f.blocks.len();
+        let np = order.len();
+        let nm = (self.w / 4) as usize;
+        let zero = self.vconst_bytes(types::I32X4, vec![0; 16]);
+        let entry_mask = self
+            .sgenv
+            .as_ref()
+            .map(|s| s.mask.clone())
+            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+        let phi_count = self
+            .f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter(|i| matches!(i.op, Op::Phi(_)))
+            .count();
+        self.begin_state((n * nm + phi_count * 2).max(1), np);
+        // Every variable gets a value at the body's start (resumed sub-groups and
+        // skipped regions find it there); the masks are reset nearer their use below.
+        // (Cells in memory need only the entry mask: every read of the others comes
+        // after a reset.)
+        let mut masks = Vec::with_capacity(n);
+        for b in 0..n {
+            let cells: Vec<Cell> = (0..nm).map(|_| self.new_cell(types::I32X4)).collect();
+            for (c, cell) in cells.iter().enumerate() {
+                if b == order[0] {
+                    self.write_cell(*cell, entry_mask[c]);
+                } else if let Cell::Var(v, _) = cell {
+                    self.b.def_var(*v, zero);
+                }
+            }
+            masks.push(cells);
+        }
+        let mut phis = HashMap::new();
+        for blk in &self.f.blocks {
+            for inst in &blk.insts {
+                if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
+                    let elems = self.elems(ty)?;
+                    let accs = self.new_phi_acc(r, &elems);
+                    phis.insert(r, accs);
+                }
+            }
+        }
+        self.init_phi_accumulators(&phis);
+        let (first_pred, first_latch) = self.pred_positions();
+        let mut st = BodyState {
+            blocks: vec![None; n],
+            masks,
+            phis,
+            liveout: HashMap::new(),
+            liveout_by_loop: HashMap::new(),
+            liveout_end: HashMap::new(),
+            first_pred,
+            first_latch,
+        };
+        self.liveout_accumulators(&mut st)?;
+        // Where each variable is reset: the innermost block whose skip region holds
+        // the block (or the loop's uses) and every predecessor.
+        let mut resets: Vec<Vec<Cell>> = vec![Vec::new(); np];
+        for (i, &b) in order.iter().enumerate() {
+            let mut at = i;
+            for &p in &self.cfg.preds[b] {
+                let pp = self.cfg.pos[p];
+                if pp != usize::MAX {
+                    at = self.placement.common_region(at, pp);
+                }
+            }
+            if b != order[0] {
+                resets[at].extend(st.masks[b].iter().copied());
+            }
+            for inst in &self.f.blocks[b].insts {
+                if let (Op::Phi(_), Some(r)) = (&inst.op, inst.result) {
+                    for a in st.phis.get(&r).map(Vec::as_slice).unwrap_or(&[]) {
+                        resets[at].extend(a.cells().iter().copied());
+                    }
+                }
+            }
+        }
+        for (id, (l, accs, _)) in &st.liveout {
+            let mut at = self.cfg.loops[*l].span.0;
+            if let Some(&end) = st.liveout_end.get(id) {
+                at = self.placement.common_region(at, end);
+            }
+            for cells in accs {
+                resets[at].extend(cells.iter().copied());
+            }
+        }
+        // Loops ending at each position, innermost first.
+        let mut loop_ends: Vec<Vec<usize>> = vec![Vec::new(); np];
+        let mut loops: Vec<usize> = (0..self.cfg.loops.len()).collect();
+        loops.sort_by_key(|&l| self.cfg.loops[l].size);
+        for l in loops {
+            loop_ends[self.cfg.loops[l].span.1].push(l);
+        }
+        let is_header: Vec<bool> = {
+            let mut h = vec![false; np];
+            for lp in &self.cfg.loops {
+                h[lp.span.0] = true;
+            }
+            h
+        };
+        let check: Vec<ir::Block> = (0..np).map(|_| self.b.create_block()).collect();
+        // Landing pads of each position: before each of the loop-end checks there
+        // (and after the last). A skip over a region lands past the checks of the
+        // loops inside the region, so that no path jumps back into a loop whose
+        // header it did not pass.
+        let pads: Vec<Vec<ir::Block>> = loop_ends
+            .iter()
+            .map(|ends| (0..=ends.len()).map(|_| self.b.create_block()).collect())
+            .collect();
+        let skip_target = |j: usize| -> ir::Block {
+            let e = self.placement.region_end[j];
+            let inside = loop_ends[e]
+                .iter()
+                .filter(|&&l| self.cfg.loops[l].span.0 > j)
+                .count();
+            pads[e][inside]
+        };
+        let skip_to: Vec<ir::Block> = (0..np).map(skip_target).collect();
+        for (i, &b) in order.iter().enumerate() {
+            st.blocks[b] = Some(check[i]);
+        }
+        match resume {
+            Some(id) => {
+                // Dispatch: 0 = start, k = after barrier k.
+                let targets = self.new_resume_blocks();
+                let mut all = vec![check[0]];
+                all.extend(targets);
+                self.emit_dispatch(id, &all);
+            }
+            None => {
+                self.b.ins().jump(check[0], &[]);
+            }
+        }
+        self.body_state = Some(st);
+        for (i, &bi) in order.iter().enumerate() {
+            self.b.switch_to_block(check[i]);
+            if !is_header[i] {
+                self.b.seal_block(check[i]);
+            }
+            let mcells = self.state().masks[bi].clone();
+            let m: Vec<Value> = mcells.iter().map(|c| self.read_cell(*c)).collect();
+            if i != 0 {
+                let any = self.mask_any(&m);
+                let run = self.b.create_block();
+                self.b.ins().brif(any, run, &[], skip_to[i], &[]);
+                self.b.switch_to_block(run);
+                self.b.seal_block(run);
+            }
+            for c in std::mem::take(&mut resets[i]) {
+                self.zero_cell(c);
+            }
+            for c in &mcells {
+                self.write_cell(*c, zero);
+            }
+            self.mask = m.clone();
+            self.mask_full = None;
+            let land = pads[i][0];
+            if self.duplicate_for_full_mask(bi) {
+                self.emit_duplicated(bi, &m, land)?;
+            } else {
+                self.lower_block(bi)?;
+                self.b.ins().jump(land, &[]);
+            }
+            self.b.switch_to_block(land);
+            self.b.seal_block(land);
+            for (k, &l) in loop_ends[i].iter().enumerate() {
+                let h = self.cfg.loops[l].header;
+                let hcells = self.state().masks[h].clone();
+                let hm: Vec<Value> = hcells.iter().map(|c| self.read_cell(*c)).collect();
+                let any = self.mask_any(&hm);
+                let hp = self.cfg.pos[h];
+                let cont = pads[i][k + 1];
+                self.b.ins().brif(any, check[hp], &[], cont, &[]);
+                self.b.seal_block(check[hp]);
+                self.b.switch_to_block(cont);
+                self.b.seal_block(cont);
+            }
+            let next = check.get(i + 1).copied().unwrap_or(exit);
+            self.b.ins().jump(next, &[]);
+        }
+        Ok(())
+    }
+
+    /// Emits block `bi` twice, one copy assuming every lane is active (vector
+    /// accesses, no guards) and one for partial masks; the values other blocks use
+    /// meet in a join's parameters, in the first copy's shapes.
+    fn emit_duplicated(
+        &mut self,
+        bi: usize,
+        m: &[Value],
+        after: ir::Block,
+    ) -> Result<(), CompileError> {
+        let full = self.mask_all(m);
+        let bf = self.b.create_block();
+        let bs = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.ins().brif(full, bf, &[], bs, &[]);
+        self.b.switch_to_block(bf);
+        self.b.seal_block(bf);
+        self.full_state = Some(true);
+        self.mask_full = Some(full);
+        self.dup_defs = Some(Default::default());
+        let first = self.lower_block(bi);
+        let carried = match first {
+            Ok(()) => self.carried_ids(bi),
+            Err(e) => {
+                self.full_state = None;
+                self.dup_defs = None;
+                return Err(e);
+            }
+        };
+        let shapes = self.direct_leaves(&carried);
+        let mut args_f = Vec::new();
+        for (id, shape) in &shapes {
+            let v = self
+                .carry_values(*id, shape)?
+                .ok_or_else(|| CompileError::codegen("internal: carried value changed shape"))?;
+            args_f.extend(v);
+        }
+        let types_f: Vec<ir::Type> = args_f
+            .iter()
+            .map(|v| self.b.func.dfg.value_type(*v))
+            .collect();
+        let ba: Vec<ir::BlockArg> = args_f.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(join, &ba);
+        self.b.switch_to_block(bs);
+        self.b.seal_block(bs);
+        self.mask = m.to_vec();
+        self.full_state = Some(false);
+        self.mask_full = Some(full);
+        self.dup_second = true;
+        let second = self.lower_block(bi);
+        let mut args_s = Vec::new();
+        if second.is_ok() {
+            for (id, shape) in &shapes {
+                match self.carry_values(*id, shape)? {
+                    Some(v) => args_s.extend(v),
+                    None => self.dup_conflict = true,
+                }
+            }
+        }
+        self.dup_second = false;
+        self.dup_defs = None;
+        self.full_state = None;
+        second?;
+        if self.dup_conflict || args_s.len() != args_f.len() {
+            // The caller retries without duplication.
+            self.dup_conflict = true;
+            args_s = args_f.clone();
+        }
+        let ba: Vec<ir::BlockArg> = args_s.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(join, &ba);
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        for t in &types_f {
+            self.b.append_block_param(join, *t);
+        }
+        let params = self.b.block_params(join).to_vec();
+        let mut rest: &[Value] = &params;
+        for (id, shape) in &shapes {
+            self.define_carried(*id, shape, &mut rest);
+        }
+        self.b.ins().jump(after, &[]);
+        Ok(())
+    }
+
+    /// Ids the first copy of duplicated block `bi` defined that code outside the
+    /// block reads (directly, or through a loop's live-out accumulator).
+    fn carried_ids(&self, bi: usize) -> Vec<Id> {
+        let mut ids: Vec<Id> = self
+            .dup_defs
+            .as_ref()
+            .map(|d| d.iter().copied().collect())
+            .unwrap_or_default();
+        ids.retain(|id| {
+            self.state().liveout.contains_key(id)
+                || self
+                    .regions
+                    .uses
+                    .uses_of(*id)
+                    .iter()
+                    .any(|&(ub, _)| ub != bi)
+        });
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Per block, the first linear position of a predecessor, and of a predecessor at
+    /// or after the block itself (a back edge); `usize::MAX` when none.
+    pub(super) fn pred_positions(&self) -> (Vec<usize>, Vec<usize>) {
+        let n = self.f.blocks.len();
+        let mut first = vec![usize::MAX; n];
+        let mut latch = vec![usize::MAX; n];
+        for b in 0..n {
+            let pb = self.cfg.pos[b];
+            for &p in &self.cfg.preds[b] {
+                let pp = self.cfg.pos[p];
+                if pp == usize::MAX {
+                    continue;
+                }
+                first[b] = first[b].min(pp);
+                if pp >= pb {
+                    latch[b] = latch[b].min(pp);
+                }
+            }
+        }
+        (first, latch)
+    }
+
+    /// Live-out accumulators of loops: for each value defined in loop L (its
+    /// innermost) and used outside L, a varying copy written when lanes leave L.
+    fn liveout_accumulators(&mut self, st: &mut BodyState) -> Result<(), CompileError> {
+        let mut ids: Vec<Id> = self.regions.uses.defined_ids().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let Some((db, _)) = self.regions.uses.def_of(id) else {
+                continue;
+            };
+            let Some(l) = self.cfg.loop_of[db] else {
+                continue;
+            };
+            // Uses in blocks outside the loop (phi operands on exit edges read the
+            // accumulator too: they are copied at the end of a block outside).
+            let mut end = None;
+            for &(ub, _) in self.regions.uses.uses_of(id) {
+                let pu = self.cfg.pos[ub];
+                if pu != usize::MAX && !self.cfg.in_loop(l, ub) {
+                    end = Some(end.map_or(pu, |e: usize| e.max(pu)));
+                }
+            }
+            let Some(end) = end else {
+                continue;
+            };
+            let ty = self.type_of(id)?;
+            let elems = self.elems(ty)?;
+            let mut accs = Vec::new();
+            for e in elems.iter() {
+                let (cty, _) = e.chunk();
+                let cells: Vec<Cell> = (0..self.nchunks(*e))
+                    .map(|_| {
+                        let c = self.new_cell(cty);
+                        if let Cell::Var(..) = c {
+                            self.zero_cell(c);
+                        }
+                        c
+                    })
+                    .collect();
+                accs.push(cells);
+            }
+            let lo: LiveOut = (l, accs, elems);
+            st.liveout.insert(id, lo);
+            st.liveout_by_loop.entry(l).or_default().push(id);
+            st.liveout_end.insert(id, end);
+        }
+        Ok(())
+    }
+
+    /// The terminator of block `bi` in the masked model.
+    fn lower_masked_terminator(&mut self, bi: usize) -> Result<(), CompileError> {
+        let blk = &self.f.blocks[bi];
+        let m = self.mask.clone();
+        match &blk.term {
+            Terminator::Branch(t) => self.edge(bi, *t, &m)?,
+            Terminator::BranchCond { cond, t, f: fl } => {
+                if t == fl {
+                    self.edge(bi, *t, &m)?;
+                } else {
+                    let c = self.get(*cond)?;
+                    let cm = self.bool_mask(&c.leaves[0]);
+                    let mt = self.mask_and(&m, &cm);
+                    let mf = self.mask_and_not(&m, &cm);
+                    self.edge(bi, *t, &mt)?;
+                    self.edge(bi, *fl, &mf)?;
+                }
+            }
+            Terminator::Switch {
+                selector,
+                default,
+                targets,
+            } => {
+                let sel = self.get(*selector)?;
+                let e = sel.elems[0];
+                let mut taken: Vec<Value> = self.zero_vec(Elem::Bool);
+                for (v, t) in targets {
+                    let k = self.scalar_const(e, *v);
+                    let eq = self.vec_op2(
+                        e,
+                        &sel.leaves[0],
+                        &Lv::U(k),
+                        |t, a, b| t.b.ins().icmp(IntCC::Equal, a, b),
+                        |t, a, b| t.b.ins().icmp(IntCC::Equal, a, b),
+                    );
+                    let eqm = self.int_cmp_to_mask(e, eq);
+                    let em = self.mask_and(&m, &eqm);
+                    let em = self.mask_and_not(&em, &taken);
+                    taken = self.mask_or(&taken, &eqm);
+                    self.edge(bi, *t, &em)?;
+                }
+                let dm = self.mask_and_not(&m, &taken);
+                self.edge(bi, *default, &dm)?;
+            }
+            Terminator::Return | Terminator::ReturnValue(_) | Terminator::Unreachable => {}
+        }
+        Ok(())
+    }
+
+    /// Lowers the instructions and terminator of block `bi` under `self.mask`.
+    pub(crate) fn lower_block(&mut self, bi: usize) -> Result<(), CompileError> {
+        self.lower_block_insts(bi)?;
+        self.lower_masked_terminator(bi)
+    }
+
+    /// Control leaving block `from` for `to` under mask `em`: pending mask and phis.
+    fn edge(&mut self, from: usize, to: Id, em: &[Value]) -> Result<(), CompileError> {
+        let ti = *self
+            .cfg
+            .index
+            .get(&to)
+            .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
+        let mcells = self.state().masks[ti].clone();
+        for (c, cell) in mcells.iter().enumerate() {
+            let old = self.read_cell(*cell);
+            let new = self.b.ins().bor(old, em[c]);
+            self.write_cell(*cell, new);
+        }
+        // Lanes leaving loops keep their own values of the loop's live-outs (those
+        // defined on the way to this exit).
+        let mut leaving: Vec<(Id, Vec<Vec<Cell>>)> = Vec::new();
+        let mut l = self.cfg.loop_of[from];
+        while let Some(li) = l {
+            if self.cfg.in_loop(li, ti) {
+                break;
+            }
+            if let Some(ids) = self.state().liveout_by_loop.get(&li) {
+                for id in ids {
+                    let def = self.regions.uses.def_of(*id).map(|d| d.0);
+                    if def.is_some_and(|d| self.cfg.dominates(d, from)) {
+                        if let Some((_, accs, _)) = self.state().liveout.get(id) {
+                            leaving.push((*id, accs.clone()));
+                        }
+                    }
+                }
+            }
+            l = self.cfg.loops[li].parent;
+        }
+        for (id, accs) in leaving {
+            let v = self.get_direct(id)?;
+            for ((lv, e), cells) in v.leaves.iter().zip(v.elems.iter()).zip(&accs) {
+                let olds: Vec<Value> = cells.iter().map(|x| self.read_cell(*x)).collect();
+                if let Lv::V(ch) = self.select_vec(*e, em, lv, &Lv::V(olds)) {
+                    for (cell, c) in cells.iter().zip(ch) {
+                        self.write_cell(*cell, c);
+                    }
+                }
+            }
+        }
+        // "Any lane takes this edge", computed once and only if a scalar phi needs it.
+        let mut any: Option<Value> = None;
+        for input in self.edge_phi_inputs(from, ti)? {
+            let (r, v, val, accs) = (input.phi, input.from, input.val, input.accs);
+            for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
+                // A uniform phi, or an affine header phi (every lane taking this (only)
+                // back edge or entry is in the same iteration, so the base is shared):
+                // one scalar, replaced when any lane takes the edge.
+                let scalar = match (acc, lv) {
+                    (PhiAcc::U(cell), Lv::U(x)) => Some((*cell, *x)),
+                    (PhiAcc::U(..), _) => {
+                        return Err(super::control::uniform_phi_gets_varying(r, v))
+                    }
+                    (PhiAcc::A(cell, s), Lv::A(x, t)) if t == s => Some((*cell, *x)),
+                    (PhiAcc::A(..), _) => {
+                        self.shape_conflict = true;
+                        None
+                    }
+                    (PhiAcc::V(cells), _) => {
+                        let olds: Vec<Value> = cells.iter().map(|c| self.read_cell(*c)).collect();
+                        let new = self.select_vec(*e, em, lv, &Lv::V(olds));
+                        if let Lv::V(chunks) = new {
+                            for (cell, c) in cells.iter().zip(chunks) {
+                                self.write_cell(*cell, c);
+                            }
+                        }
+                        None
+                    }
+                };
+                if let Some((cell, x)) = scalar {
+                    let a = match any {
+                        Some(a) => a,
+                        None => *any.insert(self.mask_any(em)),
+                    };
+                    let old = self.read_cell(cell);
+                    let new = self.b.ins().select(a, x, old);
+                    self.write_cell(cell, new);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether block `bi` is worth emitting twice (full mask / partial mask): it
+    /// accesses memory and holds no barrier.
+    fn duplicate_for_full_mask(&self, bi: usize) -> bool {
+        if !self.allow_dup {
+            return false;
+        }
+        if self.regions.points.iter().any(|(b, _)| *b == bi)
+            || self.regions.scans.iter().any(|(b, _)| *b == bi)
+        {
+            return false;
+        }
+        let insts = &self.f.blocks[bi].insts;
+        if insts.len() > 400 {
+            return false;
+        }
+        insts.iter().any(|i| {
+            // Memory accesses (OpenCL.std 171..=181 are vloadn..vstorea_halfn_r); pure
+            // arithmetic gains nothing from a full-mask copy.
+            matches!(
+                i.op,
+                Op::Load { .. } | Op::Store { .. } | Op::CopyMemory { .. } | Op::Atomic { .. }
+            ) || matches!(
+                i.op,
+                Op::ExtInst {
+                    opcode: 171..=181,
+                    ..
+                }
+            )
+        })
+    }
+
+    /// The control state a sub-group stopping at a barrier in block `at` must keep
+    /// (pending masks, phi accumulators and loop live-outs that are read after the
+    /// barrier and may hold something by then) and that lives in variables (cells in
+    /// memory are the sub-group's own and survive the barrier).
+    pub(crate) fn body_state_vars(&self, at: usize) -> Vec<Cell> {
+        let mut keep = Vec::new();
+        let Some(st) = &self.body_state else {
+            return keep;
+        };
+        let p = self.cfg.pos[at];
+        // A block's state is live at the barrier when an edge into it may have been
+        // taken before the barrier and the block runs after it: later in the order, or
+        // as the header of a loop around the barrier (then through a back edge taken
+        // earlier in this iteration).
+        let mut live: Vec<usize> = Vec::new();
+        for &b in &self.cfg.order[p + 1..] {
+            if st.first_pred[b] < p {
+                live.push(b);
+            }
+        }
+        let mut l = self.cfg.loop_of[at];
+        while let Some(li) = l {
+            let h = self.cfg.loops[li].header;
+            if st.first_latch[h] < p {
+                live.push(h);
+            }
+            l = self.cfg.loops[li].parent;
+        }
+        for &b in &live {
+            if let Some(m) = st.masks.get(b) {
+                keep.extend(m.iter().copied());
+            }
+            for inst in &self.f.blocks[b].insts {
+                let (Op::Phi(_), Some(id)) = (&inst.op, inst.result) else {
+                    continue;
+                };
+                for a in st.phis.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
+                    keep.extend(a.cells().iter().copied());
+                }
+            }
+        }
+        for (id, (l, accs, _)) in &st.liveout {
+            let started = self.cfg.loops[*l].span.0 <= p;
+            let used_later = st.liveout_end.get(id).is_some_and(|&e| e > p);
+            if started && used_later {
+                keep.extend(accs.iter().flatten().copied());
+            }
+        }
+        keep.retain(|c| c.var().is_some());
+        keep
+    }
+}
