@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 # pyopencl's on-disk binary cache would hide driver build behaviour between runs. It
 # reads this at import time, so it must be set before pyopencl is imported
@@ -86,7 +87,7 @@ def queue(ctx):
     return cl.CommandQueue(ctx)
 
 
-# Set up in a child process by run_with_budget: the platform under test, `ctx`, `queue`,
+# Set up in a child process by BudgetedChild: the platform under test, `ctx`, `queue`,
 # `np`, `cl`, `cla`, and `save(name, array)`, which makes a result visible to the
 # parent as soon as it is computed.
 CHILD_PRELUDE = r"""
@@ -108,7 +109,7 @@ def save(name, value):
 
 
 class Budgeted:
-    """What a child process computed within its time budget (see run_with_budget)."""
+    """What a child process computed within its time budget (see BudgetedChild)."""
 
     def __init__(self, results, status, budget_s):
         self.results, self.status, self.budget_s = results, status, budget_s
@@ -122,41 +123,97 @@ class Budgeted:
 
 
 # A budget counts the child's CPU time (all its threads), so a loaded machine (CI
-# runners, parallel test jobs) does not turn a build that fits into a timeout; wall
-# time is capped at this many budgets in case the child waits on something forever.
+# runners, parallel test jobs, the other children) does not turn a build that fits
+# into a timeout; wall time is capped at this many budgets in case the child waits on
+# something forever.
 WALL_BUDGETS = 5
 
-
-def _limit_cpu(budget_s):
-    def limit():
-        resource.setrlimit(resource.RLIMIT_CPU, (budget_s, budget_s + 5))
-
-    return limit
+# Fixture name -> BudgetedChild, filled by `budgeted` when test modules are imported.
+_CHILDREN = {}
 
 
-def run_with_budget(tmp_path, script, budget_s):
-    """Runs `script` (after CHILD_PRELUDE) in a child process and stops it after
-    `budget_s` seconds of CPU time (SIGXCPU): a build that takes minutes fails the
-    tests that need its results instead of stalling the suite. The budgets are
-    several times what Intel's and PoCL's runtimes need."""
-    out = tmp_path / "results.npz"
-    cmd = [sys.executable, "-c", CHILD_PRELUDE + script, str(out)]
-    try:
-        done = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            timeout=WALL_BUDGETS * budget_s,
-            preexec_fn=_limit_cpu(budget_s),
+class BudgetedChild:
+    """`script` (after CHILD_PRELUDE) in a child process stopped after `budget_s`
+    seconds of CPU time (SIGXCPU): a build that takes minutes fails the tests that
+    need its results instead of stalling the suite. The budgets are several times
+    what Intel's and PoCL's runtimes need. Children whose fixture a selected test
+    uses start when collection ends (pytest_collection_finish), so their long builds
+    overlap the rest of the suite instead of adding to it."""
+
+    def __init__(self, script, budget_s):
+        self.script, self.budget_s = script, budget_s
+        self.proc = self.dir = self.result = None
+
+    def start(self):
+        if self.proc is not None:
+            return
+        self.dir = tempfile.mkdtemp(prefix="cranecl-budgeted-")
+        self.stderr = open(os.path.join(self.dir, "stderr"), "w+")
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD_PRELUDE + self.script, os.path.join(self.dir, "results.npz")],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self.stderr,
+            preexec_fn=self._limit_cpu,
         )
-        if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+
+    def _limit_cpu(self):
+        resource.setrlimit(resource.RLIMIT_CPU, (self.budget_s, self.budget_s + 5))
+
+    def wait(self):
+        """What the child computed (a Budgeted), waiting for it to end."""
+        if self.result is not None:
+            return self.result
+        self.start()
+        left = WALL_BUDGETS * self.budget_s - (time.monotonic() - self.started)
+        try:
+            code = self.proc.wait(timeout=max(left, 0.1))
+            if code in (-signal.SIGXCPU, -signal.SIGKILL):
+                status = "timeout"
+            elif code:
+                self.stderr.seek(0)
+                status = self.stderr.read()[-4000:]
+            else:
+                status = None
+        except subprocess.TimeoutExpired:
+            self.stop()
             status = "timeout"
-        else:
-            status = done.stderr[-4000:] if done.returncode else None
-    except subprocess.TimeoutExpired:
-        status = "timeout"
-    results = dict(np.load(out)) if out.exists() else {}
-    return Budgeted(results, status, budget_s)
+        out = os.path.join(self.dir, "results.npz")
+        results = dict(np.load(out)) if os.path.exists(out) else {}
+        self.result = Budgeted(results, status, self.budget_s)
+        return self.result
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def clean_up(self):
+        self.stop()
+        if self.dir is not None:
+            self.stderr.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def budgeted(fixture_name, script, budget_s):
+    """Registers the child that module-scoped fixture `fixture_name` waits for (see
+    BudgetedChild); the fixture returns `child.wait()`."""
+    child = BudgetedChild(script, budget_s)
+    _CHILDREN[fixture_name] = child
+    return child
+
+
+def pytest_collection_finish(session):
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    for name, child in _CHILDREN.items():
+        if name in wanted:
+            child.start()
+
+
+def pytest_sessionfinish(session):
+    for child in _CHILDREN.values():
+        child.clean_up()
 
 
 def clang_binary():

@@ -13,7 +13,7 @@ import pytest
 import scipy.special as sp
 from pyopencl.elementwise import ElementwiseKernel
 
-from conftest import has_fp64, require, run_with_budget
+from conftest import budgeted, has_fp64, require
 
 REAL = [np.float32, np.float64]
 SIZES = [1, 10, 127, 1 << 13]
@@ -244,10 +244,13 @@ save("h1", h1.get())
 """
 
 
+BESSEL = budgeted("bessel", BESSEL_CHILD, BESSEL_BUDGET_S)
+
+
 @pytest.fixture(scope="module")
-def bessel(device, tmp_path_factory):
+def bessel(device):
     require(has_fp64(device), "cl_khr_fp64")
-    return run_with_budget(tmp_path_factory.mktemp("bessel"), BESSEL_CHILD, BESSEL_BUDGET_S)
+    return BESSEL.wait()
 
 
 def test_bessel_jn(bessel):

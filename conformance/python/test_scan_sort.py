@@ -20,7 +20,7 @@ from pyopencl.bitonic_sort import BitonicSort
 from pyopencl.scan import ExclusiveScanKernel, GenericDebugScanKernel, GenericScanKernel, InclusiveScanKernel
 from pyopencl.tools import VectorArg, dtype_to_ctype
 
-from conftest import has_fp64, require, run_with_budget
+from conftest import budgeted, has_fp64, require
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 # pyopencl scans values of 4 or 8 bytes
@@ -224,7 +224,7 @@ def test_key_value_sorter(ctx, queue, rng):
 
 
 # Bitonic sort's kernels are unrolled sorting networks; they run in a child process
-# with a time budget (run_with_budget). Peers need ~10 s for all of them from cold.
+# with a time budget (conftest.BudgetedChild). Peers need ~10 s for all of them from cold.
 BITONIC_BUDGET_S = 60
 BITONIC_AXIS_CASES = [(dt, size) for dt in ("int32", "uint32", "float32", "float64") for size in (4, 16, 512)]
 BITONIC_ARGSORT_CASES = [("int32", 0), ("int32", 4), ("int32", 2**14), ("float64", 2**14), ("float32", 2**18)]
@@ -259,10 +259,13 @@ for dt, size in {BITONIC_ARGSORT_CASES}:
 """
 
 
+BITONIC = budgeted("bitonic", BITONIC_CHILD, BITONIC_BUDGET_S)
+
+
 @pytest.fixture(scope="module")
-def bitonic(device, tmp_path_factory):
+def bitonic(device):
     need(device, np.float64)
-    return run_with_budget(tmp_path_factory.mktemp("bitonic"), BITONIC_CHILD, BITONIC_BUDGET_S)
+    return BITONIC.wait()
 
 
 @pytest.mark.parametrize(("dtype", "size"), BITONIC_AXIS_CASES)
