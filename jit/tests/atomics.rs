@@ -378,3 +378,157 @@ kernel void k(global atomic_int* a, global atomic_long* b, global atomic_float* 
         }
     }
 }
+
+#[test]
+fn local_atomics_of_every_kind_against_the_host() {
+    // __local atomics are plain read-modify-writes (one thread runs a work-group):
+    // every operation, contended by every work-item of the group, against the host.
+    let src = r#"
+kernel void k(global const int* in, global int* olds, global int* res, global long* lres,
+              global float* fres) {
+  local atomic_int c[10];
+  local atomic_uint u[2];
+  local atomic_long l;
+  local atomic_float f[3];
+  local atomic_flag flag;
+  local int legacy[2];
+  size_t lid = get_local_id(0), gid = get_global_id(0), n = get_local_size(0);
+  if (lid == 0) {
+    for (int j = 0; j < 10; j++) atomic_init(&c[j], 0);
+    atomic_init(&c[2], INT_MAX); atomic_init(&c[3], INT_MIN); atomic_init(&c[5], -1);
+    atomic_init(&c[7], -7);
+    atomic_init(&u[0], UINT_MAX); atomic_init(&u[1], 0);
+    atomic_init(&l, 1L << 40);
+    atomic_init(&f[0], 0.5f); atomic_init(&f[1], INFINITY); atomic_init(&f[2], -INFINITY);
+    atomic_flag_clear(&flag);
+    legacy[0] = 100; legacy[1] = 0;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int v = in[gid];
+  int o = 0;
+  o |= atomic_fetch_add(&c[0], 1);                          // 0..n-1 once each
+  atomic_fetch_sub_explicit(&c[1], v, memory_order_relaxed, memory_scope_work_group);
+  atomic_fetch_min(&c[2], v);
+  atomic_fetch_max(&c[3], v);
+  atomic_fetch_or(&c[4], 1 << (lid % 31));
+  atomic_fetch_and(&c[5], ~(1 << (lid % 29)));
+  atomic_fetch_xor(&c[6], v);
+  int x = atomic_exchange(&c[7], (int)lid);                  // a chain through every id
+  int e = atomic_load(&c[8]);
+  while (!atomic_compare_exchange_weak(&c[8], &e, e + 3)) {}
+  atomic_fetch_min(&u[0], (uint)v);
+  atomic_fetch_max(&u[1], (uint)v);
+  atomic_fetch_add(&l, (long)v << 20);
+  atomic_fetch_add(&f[0], (float)v);
+  atomic_fetch_min(&f[1], (float)v);
+  atomic_fetch_max(&f[2], (float)v);
+  int won = !atomic_flag_test_and_set(&flag);
+  int inc = atomic_inc(&legacy[0]);
+  int seen1 = atomic_add(&legacy[1], 0), was;
+  while ((was = atomic_cmpxchg(&legacy[1], seen1, seen1 + 2)) != seen1) seen1 = was;
+  atomic_store(&c[9], 5);
+  olds[4 * gid] = o;
+  olds[4 * gid + 1] = x;
+  olds[4 * gid + 2] = won;
+  olds[4 * gid + 3] = inc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid == 0) {
+    size_t g = get_group_id(0);
+    for (int j = 0; j < 10; j++) res[12 * g + j] = atomic_load(&c[j]);
+    res[12 * g + 10] = (int)atomic_load(&u[0]);
+    res[12 * g + 11] = (int)atomic_load(&u[1]);
+    lres[g] = atomic_load(&l);
+    fres[3 * g] = atomic_load(&f[0]);
+    fres[3 * g + 1] = atomic_load(&f[1]);
+    fres[3 * g + 2] = atomic_load(&f[2]);
+    res[12 * get_num_groups(0) + g] = legacy[1];
+  }
+}
+"#;
+    let p = build_memory_model(src);
+    let k = kernel(&p, "k");
+    let (groups, local) = (3usize, 37usize); // ragged: the last sub-group is partial
+    let n = groups * local;
+    let input: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 2001 - 1000).collect();
+    let mut inp = input.clone();
+    let mut olds = vec![0i32; 4 * n];
+    let mut res = vec![0i32; 13 * groups];
+    let mut lres = vec![0i64; groups];
+    let mut fres = vec![0f32; 3 * groups];
+    run(
+        k,
+        &[n],
+        &[local],
+        &[
+            buf(&mut inp),
+            buf(&mut olds),
+            buf(&mut res),
+            buf(&mut lres),
+            buf(&mut fres),
+        ],
+    );
+    for g in 0..groups {
+        let vs = &input[g * local..(g + 1) * local];
+        let ids = g * local..(g + 1) * local;
+        let r = &res[12 * g..12 * g + 12];
+        let or = (0..local).fold(0, |a, l| a | 1 << (l % 31));
+        let and = (0..local).fold(-1, |a, l| a & !(1 << (l % 29)));
+        let xor = vs.iter().fold(0, |a, v| a ^ v);
+        let sum: i32 = vs.iter().sum();
+        assert_eq!(r[0], local as i32, "group {g}: add");
+        assert_eq!(r[1], -sum, "group {g}: sub");
+        assert_eq!(r[2], *vs.iter().min().unwrap(), "group {g}: min");
+        assert_eq!(r[3], *vs.iter().max().unwrap(), "group {g}: max");
+        assert_eq!((r[4], r[5], r[6]), (or, and, xor), "group {g}: or/and/xor");
+        assert_eq!(r[8], 3 * local as i32, "group {g}: compare-exchange loop");
+        assert_eq!(r[9], 5, "group {g}: store");
+        let umin = vs.iter().map(|v| *v as u32).min().unwrap();
+        let umax = vs.iter().map(|v| *v as u32).max().unwrap();
+        assert_eq!(
+            (r[10] as u32, r[11] as u32),
+            (umin, umax),
+            "group {g}: unsigned"
+        );
+        assert_eq!(
+            lres[g],
+            (1i64 << 40) + (i64::from(sum) << 20),
+            "group {g}: long add"
+        );
+        let fmin = vs.iter().map(|v| *v as f32).fold(f32::INFINITY, f32::min);
+        let fmax = vs
+            .iter()
+            .map(|v| *v as f32)
+            .fold(f32::NEG_INFINITY, f32::max);
+        assert_eq!(
+            &fres[3 * g..3 * g + 3],
+            &[0.5 + sum as f32, fmin, fmax],
+            "group {g}: float"
+        );
+        assert_eq!(
+            res[12 * groups + g],
+            2 * local as i32,
+            "group {g}: atomic_cmpxchg loop"
+        );
+        // Old values: each add and atomic_inc result once, one flag winner, and the
+        // exchanges form one chain from the initial -7 through every id.
+        let mut adds: Vec<i32> = ids.clone().map(|i| olds[4 * i]).collect();
+        let mut incs: Vec<i32> = ids.clone().map(|i| olds[4 * i + 3] - 100).collect();
+        adds.sort_unstable();
+        incs.sort_unstable();
+        let want: Vec<i32> = (0..local as i32).collect();
+        assert_eq!(adds, want, "group {g}: fetch_add results");
+        assert_eq!(incs, want, "group {g}: atomic_inc results");
+        assert_eq!(
+            ids.clone().filter(|i| olds[4 * i + 2] == 1).count(),
+            1,
+            "group {g}: flag"
+        );
+        let mut seen: Vec<i32> = ids.clone().map(|i| olds[4 * i + 1]).collect();
+        seen.push(r[7]);
+        seen.sort_unstable();
+        let mut chain: Vec<i32> = (0..local as i32).collect();
+        chain.push(-7);
+        chain.sort_unstable();
+        assert_eq!(seen, chain, "group {g}: exchange chain");
+    }
+}

@@ -52,8 +52,9 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_subgroups", (3, 0, 0)),
     ("__opencl_c_work_group_collective_functions", (3, 0, 0)),
     // Every atomic is a locked (sequentially consistent) x86-64 instruction on memory
-    // all work-items, the host and other kernels see coherently, so every order and
-    // every scope holds.
+    // all work-items, the host and other kernels see coherently (on __local memory,
+    // which only the work-group's one thread reaches, a plain read-modify-write), so
+    // every order and every scope holds.
     ("__opencl_c_atomic_order_acq_rel", (3, 0, 0)),
     ("__opencl_c_atomic_order_seq_cst", (3, 0, 0)),
     ("__opencl_c_atomic_scope_device", (3, 0, 0)),

@@ -4,6 +4,7 @@
 //! `atomic_fetch_min`/`atomic_fetch_max`, and the generic address-space built-ins).
 //! Anything else is an error naming the function.
 
+use super::atomic::AtomicMemory;
 use super::value::Val;
 use super::Tr;
 use crate::spirv::{AtomicOp, ConvOp, Id, Rounding};
@@ -183,6 +184,7 @@ impl Tr<'_, '_> {
             .first()
             .ok_or_else(|| CompileError::malformed(format!("{name} without a pointer")))?;
         let p = self.get(ptr)?.leaves[0].clone();
+        let (storage, _) = self.m.pointee(self.type_of(ptr)?)?;
         // The C11 `_explicit` forms end with the memory order (and scope): not operands.
         let nvals = match op {
             AtomicOp::CompareExchange => 2,
@@ -198,7 +200,7 @@ impl Tr<'_, '_> {
             // atomic_cmpxchg(p, cmp, val) -> operands (value, comparator).
             vals.reverse();
         }
-        self.atomic_lanes(op, &p, e, &vals, rty)
+        self.atomic_lanes(op, &p, e, &vals, rty, AtomicMemory::of(storage))
     }
 
     /// clang-22's spellings of the generic address-space built-ins: `__to_global`,

@@ -1,5 +1,5 @@
 //! Memory in the lane model: addresses (access chains), loads, stores, private
-//! variables, copies and atomics.
+//! variables, copies (atomics are in `atomic`).
 //!
 //! Rules: a uniform address is one scalar access; an affine address whose stride is
 //! the element size is contiguous, a vector access when the mask is full; anything
@@ -10,18 +10,14 @@
 //! for every lane, so per-lane private loads need no branch: inactive lanes read from
 //! the start of the private area instead of their own (possibly wild) address.
 
-use cranelift_codegen::ir::{
-    self,
-    condcodes::{FloatCC, IntCC},
-    types, AtomicRmwOp, InstBuilder, Value,
-};
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 
 /// Bytes of the sink that inactive lanes of a branch-free per-lane access touch.
 const SINK_BYTES: u64 = 256;
 
 use super::value::{Elem, Lv, Val};
 use super::Tr;
-use crate::spirv::{AtomicOp, Id, Op, Storage, Type};
+use crate::spirv::{Id, Op, Storage, Type};
 use crate::CompileError;
 
 impl Tr<'_, '_> {
@@ -1074,206 +1070,6 @@ impl Tr<'_, '_> {
         let dprivate = self.is_private(dst);
         let vals = self.load_leaves(&sp, &elems, &offs, sprivate)?;
         self.store_leaves(&dp, &vals, &elems, &offs, dprivate)
-    }
-
-    /// Atomic operations: one per active lane, in lane order.
-    pub fn atomic(
-        &mut self,
-        op: AtomicOp,
-        ptr: Id,
-        args: &[Id],
-        rty: Option<Id>,
-    ) -> Result<Option<Val>, CompileError> {
-        let p = self.get(ptr)?.leaves[0].clone();
-        let pty = self.type_of(ptr)?;
-        let (_, pointee) = self.m.pointee(pty)?;
-        let e = if matches!(op, AtomicOp::FlagTestAndSet | AtomicOp::FlagClear) {
-            // A flag is a 32-bit integer whatever the pointer's type says (clang
-            // passes an i8 pointer for some of them).
-            Elem::I32
-        } else {
-            *self
-                .elems(pointee)?
-                .first()
-                .ok_or_else(|| CompileError::malformed("atomic on an empty type"))?
-        };
-        let vals: Vec<Val> = args
-            .iter()
-            .map(|a| self.get(*a))
-            .collect::<Result<_, _>>()?;
-        self.atomic_lanes(op, &p, e, &vals, rty)
-    }
-
-    /// Atomic `op` on element `e` at pointer leaf `p` with operand values `vals`.
-    pub fn atomic_lanes(
-        &mut self,
-        op: AtomicOp,
-        p: &Lv,
-        e: Elem,
-        vals: &[Val],
-        rty: Option<Id>,
-    ) -> Result<Option<Val>, CompileError> {
-        let addrs = self.lanes_of(Elem::I64, p);
-        let operands: Vec<Vec<Value>> = vals
-            .iter()
-            .map(|v| self.lanes_of(v.elems[0], &v.leaves[0]))
-            .collect();
-        let st = e.scalar();
-        let it = if e == Elem::F32 {
-            types::I32
-        } else if e == Elem::F64 {
-            types::I64
-        } else {
-            st
-        };
-        let fl = ir::MemFlagsData::new().with_notrap();
-        let returns = !matches!(op, AtomicOp::Store | AtomicOp::FlagClear);
-        // The element of the result: the flag test returns a bool.
-        let re = if op == AtomicOp::FlagTestAndSet {
-            Elem::Bool
-        } else {
-            e
-        };
-        let tys: Vec<ir::Type> = if returns { vec![re.scalar()] } else { vec![] };
-        let lanes = self.guarded(&tys, |t, l| {
-            let a = addrs[l];
-            let arg = |k: usize| operands.get(k).map(|v| v[l]);
-            let r = match op {
-                AtomicOp::Load => {
-                    let v = t.b.ins().atomic_load(it, fl, a);
-                    Some(if it != st {
-                        t.b.ins().bitcast(st, super::value::little(), v)
-                    } else {
-                        v
-                    })
-                }
-                AtomicOp::Store => {
-                    let mut v = arg(0)
-                        .ok_or_else(|| CompileError::malformed("atomic store without a value"))?;
-                    if it != st {
-                        v = t.b.ins().bitcast(it, super::value::little(), v);
-                    }
-                    t.b.ins().atomic_store(fl, v, a);
-                    None
-                }
-                AtomicOp::FlagTestAndSet => {
-                    let one = t.b.ins().iconst(it, 1);
-                    let was = t.b.ins().atomic_rmw(it, fl, AtomicRmwOp::Xchg, a, one);
-                    Some(t.b.ins().icmp_imm_s(IntCC::NotEqual, was, 0))
-                }
-                AtomicOp::FlagClear => {
-                    let zero = t.b.ins().iconst(it, 0);
-                    t.b.ins().atomic_store(fl, zero, a);
-                    None
-                }
-                AtomicOp::CompareExchange => {
-                    let new = arg(0).ok_or_else(|| {
-                        CompileError::malformed("compare-exchange without a value")
-                    })?;
-                    let cmp = arg(1).ok_or_else(|| {
-                        CompileError::malformed("compare-exchange without a comparator")
-                    })?;
-                    Some(t.b.ins().atomic_cas(fl, a, cmp, new))
-                }
-                AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax => {
-                    let v =
-                        arg(0).ok_or_else(|| CompileError::malformed("atomic without a value"))?;
-                    Some(t.float_atomic_loop(op, a, v, st, it)?)
-                }
-                _ => {
-                    let (rmw, v) = match op {
-                        AtomicOp::IIncrement => (AtomicRmwOp::Add, t.b.ins().iconst(st, 1)),
-                        AtomicOp::IDecrement => (AtomicRmwOp::Sub, t.b.ins().iconst(st, 1)),
-                        other => {
-                            let v = arg(0)
-                                .ok_or_else(|| CompileError::malformed("atomic without a value"))?;
-                            let rmw = match other {
-                                AtomicOp::Exchange => AtomicRmwOp::Xchg,
-                                AtomicOp::IAdd => AtomicRmwOp::Add,
-                                AtomicOp::ISub => AtomicRmwOp::Sub,
-                                AtomicOp::SMin => AtomicRmwOp::Smin,
-                                AtomicOp::UMin => AtomicRmwOp::Umin,
-                                AtomicOp::SMax => AtomicRmwOp::Smax,
-                                AtomicOp::UMax => AtomicRmwOp::Umax,
-                                AtomicOp::And => AtomicRmwOp::And,
-                                AtomicOp::Or => AtomicRmwOp::Or,
-                                _ => AtomicRmwOp::Xor,
-                            };
-                            (rmw, v)
-                        }
-                    };
-                    if it != st {
-                        // Exchange of a float: through the integer view.
-                        let vi = t.b.ins().bitcast(it, super::value::little(), v);
-                        let r = t.b.ins().atomic_rmw(it, fl, rmw, a, vi);
-                        Some(t.b.ins().bitcast(st, super::value::little(), r))
-                    } else {
-                        Some(t.b.ins().atomic_rmw(st, fl, rmw, a, v))
-                    }
-                }
-            };
-            Ok(r.into_iter().collect())
-        })?;
-        let Some(rty) = rty.filter(|_| returns) else {
-            return Ok(None);
-        };
-        let res: Vec<Value> = lanes.iter().map(|l| l[0]).collect();
-        let elems = self.elems(rty)?;
-        let lv = self.pack_lanes(re, &res);
-        Ok(Some(Val {
-            leaves: vec![lv],
-            elems,
-        }))
-    }
-
-    /// Float atomic add/min/max as a compare-and-swap loop; returns the old value.
-    fn float_atomic_loop(
-        &mut self,
-        op: AtomicOp,
-        a: Value,
-        v: Value,
-        st: ir::Type,
-        it: ir::Type,
-    ) -> Result<Value, CompileError> {
-        let fl = ir::MemFlagsData::new().with_notrap();
-        let head = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.append_block_param(head, it);
-        self.b.append_block_param(done, it);
-        let init = self.b.ins().load(it, fl, a, 0);
-        self.b.ins().jump(head, &[ir::BlockArg::Value(init)]);
-        self.b.switch_to_block(head);
-        let old = self.b.block_params(head)[0];
-        let oldf = self.b.ins().bitcast(st, super::value::little(), old);
-        let newf = match op {
-            AtomicOp::FAdd => self.b.ins().fadd(oldf, v),
-            _ => {
-                // fmin/fmax semantics (cl_ext_float_atomics): a NaN operand loses,
-                // min(x, NaN) = min(NaN, x) = x; Cranelift's fmin/fmax propagate NaN.
-                let m = if op == AtomicOp::FMin {
-                    self.b.ins().fmin(oldf, v)
-                } else {
-                    self.b.ins().fmax(oldf, v)
-                };
-                let v_nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
-                let old_nan = self.b.ins().fcmp(FloatCC::Unordered, oldf, oldf);
-                let keep = self.b.ins().select(v_nan, oldf, m);
-                self.b.ins().select(old_nan, v, keep)
-            }
-        };
-        let newi = self.b.ins().bitcast(it, super::value::little(), newf);
-        let prev = self.b.ins().atomic_cas(fl, a, old, newi);
-        let ok = self.b.ins().icmp(IntCC::Equal, prev, old);
-        self.b.ins().brif(
-            ok,
-            done,
-            &[ir::BlockArg::Value(prev)],
-            head,
-            &[ir::BlockArg::Value(prev)],
-        );
-        self.b.switch_to_block(done);
-        let r = self.b.block_params(done)[0];
-        Ok(self.b.ins().bitcast(st, super::value::little(), r))
     }
 
     /// `async_work_group_(strided_)copy`: done synchronously, once per work-group (by

@@ -12,6 +12,7 @@
 
 #![allow(clippy::needless_range_loop)] // lane/component indices read clearer as indices
 
+mod atomic;
 mod barrier;
 mod bits;
 mod calls;
