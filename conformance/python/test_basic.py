@@ -1,6 +1,8 @@
 """pyopencl basics against the driver: discovery, device facts, building from source
 and from SPIR-V, running kernels, and build failures surfacing as exceptions."""
 
+import subprocess
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -53,6 +55,73 @@ def test_build_from_spirv_and_run(ctx, device, queue):
     program = cl.Program(ctx, il).build()
     assert program.get_info(cl.program_info.KERNEL_NAMES) == "saxpy"
     run_saxpy(ctx, queue, program)
+
+
+# The shape of the Khronos LLVM/SPIR-V translator's output before 2019, as in
+# pyopencl's own test_spirv module (add-vectors-64.spv): built-ins declared
+# UniformConstant and imported by linkage, parameter attributes through a decoration
+# group. Intel's runtime runs it.
+LEGACY_TRANSLATOR_SUM = """
+               OpCapability Addresses
+               OpCapability Linkage
+               OpCapability Kernel
+               OpCapability Int64
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k "sum"
+               OpDecorate %grp FuncParamAttr NoWrite
+        %grp = OpDecorationGroup
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %gid Constant
+               OpDecorate %gid LinkageAttributes "__spirv_BuiltInGlobalInvocationId" Import
+               OpGroupDecorate %grp %a %b
+      %ulong = OpTypeInt 64 0
+       %uint = OpTypeInt 32 0
+    %v3ulong = OpTypeVector %ulong 3
+     %ptr_bi = OpTypePointer UniformConstant %v3ulong
+       %void = OpTypeVoid
+      %float = OpTypeFloat 32
+         %pf = OpTypePointer CrossWorkgroup %float
+         %ft = OpTypeFunction %void %pf %pf %pf
+        %gid = OpVariable %ptr_bi UniformConstant
+          %k = OpFunction %void None %ft
+          %a = OpFunctionParameter %pf
+          %b = OpFunctionParameter %pf
+        %res = OpFunctionParameter %pf
+      %entry = OpLabel
+         %g3 = OpLoad %v3ulong %gid
+       %call = OpCompositeExtract %ulong %g3 0
+       %conv = OpUConvert %uint %call
+        %idx = OpSConvert %ulong %conv
+         %pa = OpInBoundsPtrAccessChain %pf %a %idx
+         %va = OpLoad %float %pa Aligned 4
+         %pb = OpInBoundsPtrAccessChain %pf %b %idx
+         %vb = OpLoad %float %pb Aligned 4
+        %add = OpFAdd %float %va %vb
+         %pr = OpInBoundsPtrAccessChain %pf %res %idx
+               OpStore %pr %add Aligned 4
+               OpReturn
+               OpFunctionEnd
+"""
+
+
+def test_legacy_translator_spirv_builtins(ctx, device, queue, tmp_path):
+    require("SPIR-V" in (device.il_version or ""), "SPIR-V programs")
+    src, spv = tmp_path / "sum.spvasm", tmp_path / "sum.spv"
+    src.write_text(LEGACY_TRANSLATOR_SUM)
+    subprocess.run(["spirv-as", "--target-env", "spv1.0", "-o", str(spv), str(src)], check=True)
+    program = cl.Program(ctx, spv.read_bytes()).build()
+    rng = np.random.default_rng(3)
+    n = 50000
+    a = rng.random(n, dtype=np.float32)
+    b = rng.random(n, dtype=np.float32)
+    mf = cl.mem_flags
+    ab = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    bb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
+    rb = cl.Buffer(ctx, mf.WRITE_ONLY, a.nbytes)
+    program.sum(queue, (n,), None, ab, bb, rb)
+    out = np.empty_like(a)
+    cl.enqueue_copy(queue, out, rb)
+    np.testing.assert_array_equal(out, a + b)
 
 
 def test_build_options_and_local_size(ctx, queue):
