@@ -991,3 +991,52 @@ fn even_and_odd_of_eight_components() {
         }
     }
 }
+
+/// Single components of a `T2*` kernel parameter stored into a `T3` with `vstore3`:
+/// clang-22 types the parameter as a pointer to a 1-component vector (which SPIR-V
+/// forbids), and the intake accepts it as its component (CTS relationals
+/// shuffle_copy); compared with the host.
+#[test]
+fn components_of_two_component_parameter() {
+    let ctx = DeviceContext::new();
+    for (t, size) in [("char", 1usize), ("float", 4), ("double", 8)] {
+        let src = format!(
+            "kernel void k(global {t}2 *a, global {t} *dest) {{
+               if (get_global_id(0) != 0) return;
+               {t}3 tmp = ({t})0;
+               tmp.s1 = a[0].x; vstore3(tmp, 0, dest);
+               tmp = ({t})0;
+               tmp.s2 = a[1].y; vstore3(tmp, 1, dest);
+               tmp = ({t})0;
+               tmp.s0 = a[2].y; vstore3(tmp, 2, dest);
+             }}"
+        );
+        let bytes: Vec<u8> = (0..6u8)
+            .flat_map(|e| {
+                let mut v = vec![0u8; size];
+                v[size - 1] = 0x10 + e;
+                v[0] |= 1;
+                v
+            })
+            .collect();
+        let a = ctx.buffer_from(&bytes);
+        let dest = ctx.buffer_zeroed::<u8>(9 * size);
+        run_with_buffers(&ctx, &src, "-cl-std=CL3.0", "k", &[&a, &dest], &[4], None);
+        let got: Vec<u8> = ctx.read(&dest, 9 * size);
+        let elem = |k: usize| bytes[k * size..(k + 1) * size].to_vec();
+        let zero = vec![0u8; size];
+        let want: Vec<u8> = [
+            zero.clone(),
+            elem(0),
+            zero.clone(),
+            zero.clone(),
+            zero.clone(),
+            elem(3),
+            elem(5),
+            zero.clone(),
+            zero,
+        ]
+        .concat();
+        assert_eq!(got, want, "{t}2 components through vstore3");
+    }
+}

@@ -153,9 +153,12 @@ impl Validator<'_> {
                     // also emits the sizes in between for the partial loads of a
                     // swizzle (`char8.even` loads a 7-component vector), which LLVM
                     // lays out like the next power of two. Lowering is per
-                    // component, so they are accepted next to 8 and 16.
+                    // component, so they are accepted next to 8 and 16. It also
+                    // types a `char2*` kernel parameter whose uses only load single
+                    // components as a pointer to a 1-component vector (laid out as
+                    // its component; CTS relationals shuffle_copy).
                     match count {
-                        2..=4 => {}
+                        1..=4 => {}
                         5..=16 if self.has(Capability::Vector16) => {}
                         5..=16 => {
                             return Err(bad(format!(
