@@ -2,6 +2,7 @@
 //! profiling the compiler (`perf record`, heaptrack) without clang or the runtime.
 //!
 //! Run: `cargo run --release -p cranecl-jit --example compile_spv -- kernel.spv [repeat]`
+//! (`CRANECL_OPT_DISABLE=1` compiles as `-cl-opt-disable` does).
 
 use std::time::Instant;
 
@@ -14,9 +15,13 @@ fn main() {
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
+    let options = cranecl_jit::CompileOptions {
+        opt_disable: std::env::var_os("CRANECL_OPT_DISABLE").is_some_and(|v| v != "0"),
+        ..Default::default()
+    };
     for _ in 0..repeat {
         let t = Instant::now();
-        let result = cranecl_jit::compile(&words, &cranecl_jit::CompileOptions::default());
+        let result = cranecl_jit::compile(&words, &options);
         let dt = t.elapsed();
         match result {
             Ok(p) => println!(

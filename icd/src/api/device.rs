@@ -261,7 +261,7 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
             out.bool(true)
         }
         CL_DEVICE_EXECUTION_CAPABILITIES => {
-            out.value::<cl_device_exec_capabilities>(CL_EXEC_KERNEL)
+            out.value::<cl_device_exec_capabilities>(CL_EXEC_KERNEL | CL_EXEC_NATIVE_KERNEL)
         }
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => out.value::<cl_command_queue_properties>(
             CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,

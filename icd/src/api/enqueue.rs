@@ -598,3 +598,82 @@ cl_entry! {
         suggested_local_size(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size)
     }
 }
+
+/// The user function of `clEnqueueNativeKernel` (`CL_EXEC_NATIVE_KERNEL`).
+type NativeFn = unsafe extern "C" fn(*mut c_void);
+
+/// A copy of `clEnqueueNativeKernel`'s argument block: made at enqueue time (the
+/// application may reuse its block at once), with each memory object's device pointer
+/// written where the application had put its handle.
+struct NativeArgs(Vec<u8>);
+
+// SAFETY: the block holds plain bytes (device pointers of buffers the command keeps
+// alive); the user function it is handed to runs on one thread at a time.
+unsafe impl Send for NativeArgs {}
+
+cl_entry! {
+    fn clEnqueueNativeKernel(
+        command_queue: cl_command_queue,
+        user_func: Option<NativeFn>,
+        args: *mut c_void,
+        cb_args: size_t,
+        num_mem_objects: cl_uint,
+        mem_list: *const cl_mem,
+        args_mem_loc: *mut *const c_void,
+        num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event,
+        event: *mut cl_event
+    ) -> cl_int {
+        let e = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list, event)?;
+        let func = user_func.ok_or(CL_INVALID_VALUE)?;
+        let n = num_mem_objects as usize;
+        if args.is_null() != (cb_args == 0) || (args.is_null() && n > 0) {
+            return Err(CL_INVALID_VALUE);
+        }
+        let lists_given = [mem_list.is_null(), args_mem_loc.is_null()].map(|null| !null);
+        if (n > 0 && lists_given != [true, true]) || (n == 0 && lists_given != [false, false]) {
+            return Err(CL_INVALID_VALUE);
+        }
+        let mut block = if cb_args == 0 {
+            Vec::new()
+        } else {
+            util::host_range(args, cb_args)?;
+            util::slice(args.cast::<u8>().cast_const(), cb_args)?.to_vec()
+        };
+        let handles = util::slice(mem_list, n)?;
+        let locations = util::slice(args_mem_loc.cast_const(), n)?;
+        let mut mems = Vec::with_capacity(n);
+        for (&h, &loc) in handles.iter().zip(locations) {
+            let mem = get::<Mem>(h).map_err(|_| CL_INVALID_MEM_OBJECT)?;
+            if !Arc::ptr_eq(&mem.context, &e.queue.context) {
+                return Err(CL_INVALID_CONTEXT);
+            }
+            // Where in the block the handle was: a whole pointer inside `args`.
+            let at = (loc as usize)
+                .checked_sub(args as usize)
+                .filter(|at| {
+                    at.checked_add(std::mem::size_of::<*mut u8>())
+                        .is_some_and(|end| end <= cb_args)
+                })
+                .ok_or(CL_INVALID_VALUE)?;
+            let ptr = mem.ptr() as usize;
+            block[at..at + std::mem::size_of::<usize>()].copy_from_slice(&ptr.to_ne_bytes());
+            mems.push(mem);
+        }
+        let mut block = NativeArgs(block);
+        let command = Command::Host(Box::new(move || {
+            let args = if block.0.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                block.0.as_mut_ptr().cast::<c_void>()
+            };
+            // SAFETY: the application's function, called as the spec says with a copy
+            // of its argument block whose memory-object slots hold device pointers of
+            // buffers kept alive by `mems` until it returns.
+            unsafe { func(args) };
+            drop(mems);
+            Ok(())
+        }));
+        e.submit(CL_COMMAND_NATIVE_KERNEL, command, false)
+    }
+}
