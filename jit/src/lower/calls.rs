@@ -139,6 +139,13 @@ impl Tr<'_, '_> {
         if let Some(v) = self.address_space_call(&name, args, rty)? {
             return Ok(Some(v));
         }
+        // cl_intel_subgroup_2d_block_io: overloadable in the driver header (mangled),
+        // or declared by the program itself (plain name).
+        let plain = demangle(&name).map_or(name.as_str(), |(base, _)| base);
+        if let Some(shape) = super::block2d::builtin_shape(plain) {
+            self.block2d_call(&name, shape, args)?;
+            return Ok(None);
+        }
         let (base, params) = demangle(&name).ok_or_else(unknown)?;
         if matches!(base, "mem_fence" | "read_mem_fence" | "write_mem_fence") {
             self.b.ins().fence();
