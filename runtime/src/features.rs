@@ -32,6 +32,10 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_subgroups", (1, 0, 0)),
     ("cl_intel_subgroups", (1, 0, 0)),
     ("cl_intel_required_subgroup_size", (1, 0, 0)),
+    // 2D block reads (plain, transform, transpose), writes and prefetches: every
+    // function of the extension's tables and the SPV_INTEL_2d_block_io instructions
+    // (`jit/src/lower/block2d.rs`, `jit/src/block2d.rs`).
+    ("cl_intel_subgroup_2d_block_io", (1, 1, 0)),
     ("cl_khr_suggested_local_work_size", (1, 0, 0)),
     ("cl_intel_unified_shared_memory", (1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", (1, 0, 0)),
