@@ -812,3 +812,62 @@ fn spirv_refuses_unsupported_shapes_and_missing_capabilities() {
         Err(f) => assert_eq!(f.code, CL_INVALID_VALUE, "unexpected failure: {f}"),
     }
 }
+
+/// SPIR-V from elsewhere calling the built-ins as imported functions: by their plain
+/// names (a program that declared them itself) and by their mangled names (Intel's
+/// overloadable declarations).
+#[test]
+fn spirv_imports_of_the_built_ins_by_plain_and_mangled_name() {
+    let ctx = DeviceContext::new();
+    for attr in ["", "__attribute__((overloadable))"] {
+        let src = format!(
+            "
+void {attr} intel_sub_group_2d_block_read_16b_4r16x2c(global void*, int, int, int, int2,
+                                                       private ushort*);
+__attribute__((intel_reqd_sub_group_size(16)))
+kernel void k(global uchar* surf, int width, int height, int pitch,
+              global const int2* coords, global ushort* out) {{
+    ushort d[8];
+    intel_sub_group_2d_block_read_16b_4r16x2c(surf, width, height, pitch,
+                                              coords[get_group_id(0)], d);
+    for (int i = 0; i < 8; i++) out[get_global_id(0) * 8 + i] = d[i];
+}}
+"
+        );
+        let Some(il) = spirv_module(&ctx, &src) else {
+            return;
+        };
+        let program = ctx
+            .try_build_il(&il, "")
+            .unwrap_or_else(|f| panic!("import with {attr:?}: {f}"));
+        let func = Func {
+            kind: Kind::Read,
+            bits: 16,
+            rows: 4,
+            cols: 16,
+            count: 2,
+        };
+        let surf = surface_bytes();
+        let surf_buf = ctx.buffer_from(&surf);
+        let pos = positions(&func);
+        let coords = ctx.buffer_from(&pos);
+        let out = ctx.buffer_zeroed::<u8>(pos.len() * W * 16);
+        let k = program.kernel("k");
+        k.arg_buffer(0, &surf_buf)
+            .arg(1, WIDTH as i32)
+            .arg(2, HEIGHT as i32)
+            .arg(3, PITCH as i32)
+            .arg_buffer(4, &coords)
+            .arg_buffer(5, &out);
+        ctx.run(&k, &[pos.len() * W], Some(&[W]));
+        let got: Vec<u8> = ctx.read(&out, pos.len() * W * 16);
+        for (g, [x, y]) in pos.iter().enumerate() {
+            for l in 0..W {
+                let want = expected_read(&func, &surf, i64::from(*x), i64::from(*y), l);
+                let lane = &got[(g * W + l) * 16..(g * W + l + 1) * 16];
+                let want: Vec<u8> = want.into_iter().map(|b| b.expect("defined")).collect();
+                assert_eq!(lane, &want[..], "{attr:?} at ({x}, {y}) lane {l}");
+            }
+        }
+    }
+}
