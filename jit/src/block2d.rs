@@ -117,67 +117,110 @@ pub fn lane_bytes(shape: &Block2dShape, w: usize) -> usize {
     lane_elems(rows, cols_p, w) * me * shape.count as usize
 }
 
-/// Reads block `b`: `height` rows of `width` elements, zero outside the surface.
+/// Copies one element of `e` (1, 2, 4 or 8) bytes.
+#[inline(always)]
+fn copy_elem(e: usize, src: &[u8], dst: &mut [u8]) {
+    match e {
+        1 => dst[0] = src[0],
+        2 => dst[..2].copy_from_slice(&src[..2]),
+        4 => dst[..4].copy_from_slice(&src[..4]),
+        _ => dst[..e].copy_from_slice(&src[..e]),
+    }
+}
+
+/// Reads `height` rows of `width` elements whose first is column `x0` into `dst`
+/// (row `r` at `r * stride` bytes; `dst` zeroed by the caller): one copy per row of
+/// its in-bounds span.
 ///
 /// # Safety
 /// The surface's in-bounds bytes must be readable.
-unsafe fn read_block(s: &Surface, shape: &Block2dShape, x0: i64, y: i64) -> Vec<u8> {
-    let (e, bw, bh) = (shape.esize, shape.width as usize, shape.height as usize);
-    let row_bytes = bw * e as usize;
-    let mut raw = vec![0u8; bh * row_bytes];
-    for r in 0..bh {
+unsafe fn read_rows(
+    s: &Surface,
+    shape: &Block2dShape,
+    x0: i64,
+    y: i64,
+    dst: &mut [u8],
+    stride: usize,
+) {
+    let e = shape.esize as usize;
+    for r in 0..shape.height as usize {
         let row = y + r as i64;
-        if let Some((lo, hi)) = s.span(e, x0, row, bw) {
-            let src = s.addr(e, row, x0 + lo as i64) as *const u8;
-            let dst = &mut raw[r * row_bytes + lo * e as usize..r * row_bytes + hi * e as usize];
+        if let Some((lo, hi)) = s.span(shape.esize, x0, row, shape.width as usize) {
+            let src = s.addr(shape.esize, row, x0 + lo as i64) as *const u8;
+            let d = &mut dst[r * stride + lo * e..r * stride + hi * e];
             // SAFETY: the span is inside the surface, which the caller vouches for.
-            unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) };
+            unsafe { std::ptr::copy_nonoverlapping(src, d.as_mut_ptr(), d.len()) };
         }
     }
-    raw
 }
 
-/// Arranges one raw block as the matrix the lanes receive (see [`lane_matrix`]).
-fn to_lane_matrix(shape: &Block2dShape, raw: &[u8]) -> Vec<u8> {
+/// Bytes of the stack buffers; larger operations (sub-groups wider than 16 with
+/// narrow blocks) use the heap.
+const STACK: usize = 4096;
+
+/// A zeroed scratch buffer of `n` bytes: `stack` when it fits.
+fn scratch<'a>(stack: &'a mut [u8; STACK], heap: &'a mut Vec<u8>, n: usize) -> &'a mut [u8] {
+    if n <= STACK {
+        let b = &mut stack[..n];
+        b.fill(0);
+        b
+    } else {
+        *heap = vec![0; n];
+        heap
+    }
+}
+
+/// Reads one block as the matrix the lanes receive (see [`lane_matrix`]) into `m`
+/// (zeroed, `rows * cols_p * me` bytes), through `raw` (`height * width * esize`
+/// bytes) for the transform and the transpose.
+///
+/// # Safety
+/// The surface's in-bounds bytes must be readable.
+unsafe fn read_lane_matrix(
+    s: &Surface,
+    shape: &Block2dShape,
+    x0: i64,
+    y: i64,
+    m: &mut [u8],
+    raw: &mut [u8],
+) {
     let (e, bw, bh) = (
         shape.esize as usize,
         shape.width as usize,
         shape.height as usize,
     );
     let (rows, cols_p, me) = lane_matrix(shape);
-    let mut m = vec![0u8; rows * cols_p * me];
-    let at = |r: usize, c: usize| -> &[u8] { &raw[(r * bw + c) * e..(r * bw + c + 1) * e] };
-    match shape.kind {
-        Block2dKind::LoadTransform => {
-            let f = 4 / e;
-            for s in 0..rows {
+    if shape.kind == Block2dKind::Load {
+        // The rows go straight to their place: the padding columns stay zero.
+        // SAFETY: forwarded from the caller.
+        unsafe { read_rows(s, shape, x0, y, m, cols_p * e) };
+        return;
+    }
+    raw.fill(0);
+    // SAFETY: forwarded from the caller.
+    unsafe { read_rows(s, shape, x0, y, raw, bw * e) };
+    let at = |r: usize, c: usize| (r * bw + c) * e;
+    if shape.kind == Block2dKind::LoadTransform {
+        let f = 4 / e;
+        for sr in 0..rows {
+            for k in 0..f {
+                let r = sr * f + k;
+                if r >= bh {
+                    break;
+                }
                 for c in 0..bw {
-                    for k in 0..f {
-                        let r = s * f + k;
-                        if r < bh {
-                            let o = (s * cols_p + c) * 4 + k * e;
-                            m[o..o + e].copy_from_slice(at(r, c));
-                        }
-                    }
+                    let o = (sr * cols_p + c) * me + k * e;
+                    copy_elem(e, &raw[at(r, c)..], &mut m[o..]);
                 }
             }
         }
-        Block2dKind::LoadTranspose => {
-            for r in 0..bw {
-                for c in 0..bh {
-                    let o = (r * cols_p + c) * e;
-                    m[o..o + e].copy_from_slice(at(c, r));
-                }
-            }
-        }
-        _ => {
-            for r in 0..bh {
-                let o = r * cols_p * e;
-                m[o..o + bw * e].copy_from_slice(&raw[r * bw * e..(r + 1) * bw * e]);
+    } else {
+        for r in 0..rows {
+            for c in 0..bh {
+                copy_elem(e, &raw[at(c, r)..], &mut m[(r * cols_p + c) * me..]);
             }
         }
     }
-    m
 }
 
 /// One 2D block operation of a sub-group of `w` lanes.
@@ -197,20 +240,35 @@ pub unsafe fn run(shape: &Block2dShape, s: &Surface, x: i32, y: i32, lanes: &[u6
     match shape.kind {
         Block2dKind::Prefetch => {}
         Block2dKind::Load | Block2dKind::LoadTransform | Block2dKind::LoadTranspose => {
-            let mut out = vec![0u8; w * per_lane];
+            let (mut out_s, mut out_h) = ([0u8; STACK], Vec::new());
+            let out = scratch(&mut out_s, &mut out_h, w * per_lane);
             if valid {
+                let (mut m_s, mut m_h) = ([0u8; STACK], Vec::new());
+                let (mut r_s, mut r_h) = ([0u8; STACK], Vec::new());
+                let raw_len = (shape.width * shape.height * shape.esize) as usize;
+                let raw = scratch(&mut r_s, &mut r_h, raw_len);
                 for b in 0..shape.count as usize {
                     let x0 = x + (b * shape.width as usize) as i64;
+                    let m = scratch(&mut m_s, &mut m_h, rows * cols_p * me);
                     // SAFETY: forwarded from the caller.
-                    let raw = unsafe { read_block(s, shape, x0, y) };
-                    let m = to_lane_matrix(shape, &raw);
-                    for l in 0..w {
-                        for i in 0..per_lane_block / me {
-                            let (r, c) = element_of(l, i, cols_p, w);
-                            if r < rows {
-                                let o = l * per_lane + b * per_lane_block + i * me;
-                                let src = (r * cols_p + c) * me;
-                                out[o..o + me].copy_from_slice(&m[src..src + me]);
+                    unsafe { read_lane_matrix(s, shape, x0, y, m, raw) };
+                    let n = per_lane_block / me;
+                    if cols_p == w {
+                        // Lane l holds column l of every row.
+                        for (l, lane) in out.chunks_exact_mut(per_lane).enumerate() {
+                            let lane = &mut lane[b * per_lane_block..];
+                            for i in 0..n {
+                                copy_elem(me, &m[(i * cols_p + l) * me..], &mut lane[i * me..]);
+                            }
+                        }
+                    } else {
+                        for (l, lane) in out.chunks_exact_mut(per_lane).enumerate() {
+                            let lane = &mut lane[b * per_lane_block..];
+                            for i in 0..n {
+                                let (r, c) = element_of(l, i, cols_p, w);
+                                if r < rows {
+                                    copy_elem(me, &m[(r * cols_p + c) * me..], &mut lane[i * me..]);
+                                }
                             }
                         }
                     }
