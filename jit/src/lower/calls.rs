@@ -1,7 +1,8 @@
 //! Calls of imported (body-less) functions: OpenCL C built-ins that clang leaves as
 //! calls with Itanium-mangled names (the OpenCL 1.x `atomic_*`/`atom_*` functions,
 //! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms, C11
-//! `atomic_fetch_min`/`atomic_fetch_max`, and the generic address-space built-ins).
+//! `atomic_fetch_min`/`atomic_fetch_max`, the generic address-space built-ins, and the
+//! `intel_sub_group_2d_block_*` built-ins, lowered in [`super::block2d`]).
 //! Anything else is an error naming the function.
 
 use super::atomic::AtomicMemory;
