@@ -293,10 +293,14 @@ pub unsafe fn run(shape: &Block2dShape, s: &Surface, x: i32, y: i32, lanes: &[u6
                 shape.width as usize,
                 shape.height as usize,
             );
-            // The block as the lanes hold it, and which elements an active lane gave.
-            let mut m = vec![0u8; bh * bw * e];
-            let mut given = vec![false; bh * bw];
-            let mut lane = vec![0u8; per_lane];
+            // The block as the lanes hold it, and which elements an active lane gave
+            // (1 in `given`).
+            let (mut m_s, mut m_h) = ([0u8; STACK], Vec::new());
+            let m = scratch(&mut m_s, &mut m_h, bh * bw * e);
+            let (mut g_s, mut g_h) = ([0u8; STACK], Vec::new());
+            let given = scratch(&mut g_s, &mut g_h, bh * bw);
+            let (mut l_s, mut l_h) = ([0u8; STACK], Vec::new());
+            let lane = scratch(&mut l_s, &mut l_h, per_lane);
             for (l, &src) in lanes.iter().enumerate() {
                 if !active(l) {
                     continue;
@@ -310,7 +314,7 @@ pub unsafe fn run(shape: &Block2dShape, s: &Surface, x: i32, y: i32, lanes: &[u6
                     if r < bh && c < bw {
                         m[(r * bw + c) * e..(r * bw + c + 1) * e]
                             .copy_from_slice(&lane[i * e..(i + 1) * e]);
-                        given[r * bw + c] = true;
+                        given[r * bw + c] = 1;
                     }
                 }
             }
@@ -321,12 +325,12 @@ pub unsafe fn run(shape: &Block2dShape, s: &Surface, x: i32, y: i32, lanes: &[u6
                 };
                 let g = &given[r * bw + lo..r * bw + hi];
                 let dst = s.addr(shape.esize, row, x + lo as i64) as *mut u8;
-                if g.iter().all(|&v| v) {
+                if g.iter().all(|&v| v != 0) {
                     let src = &m[(r * bw + lo) * e..(r * bw + hi) * e];
                     // SAFETY: the span is inside the surface (caller's contract).
                     unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
                 } else {
-                    for (k, _) in g.iter().enumerate().filter(|(_, &v)| v) {
+                    for (k, _) in g.iter().enumerate().filter(|(_, &v)| v != 0) {
                         let src = &m[(r * bw + lo + k) * e..(r * bw + lo + k + 1) * e];
                         // SAFETY: as above, one element of the span.
                         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.add(k * e), e) };
