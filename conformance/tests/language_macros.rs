@@ -51,6 +51,7 @@ const FEATURE_MACROS: &[&str] = &[
 /// Extensions with an OpenCL C macro (those clang defines for SPIR-V by default, and
 /// the ones the device reports).
 const EXTENSION_MACROS: &[&str] = &[
+    "cl_intel_subgroup_2d_block_io",
     "cl_khr_byte_addressable_store",
     "cl_khr_fp16",
     "cl_khr_fp64",

@@ -143,6 +143,11 @@ const KNOWN_CAPABILITIES: &[(u32, &str, Option<&str>)] = &[
         "SubgroupBufferBlockIOINTEL",
         Some("SPV_INTEL_subgroups"),
     ),
+    // Subgroup2DBlock{IO,Transform,Transpose}INTEL, as raw words: the spirv-as of
+    // SPIRV-Tools 2023 does not know their names.
+    (6228, "!6228", Some("SPV_INTEL_2d_block_io")),
+    (6229, "!6229", Some("SPV_INTEL_2d_block_io")),
+    (6230, "!6230", Some("SPV_INTEL_2d_block_io")),
     (
         5612,
         "AtomicFloat32MinMaxEXT",

@@ -11,6 +11,7 @@
 
 pub mod abi;
 pub mod analysis;
+pub mod block2d;
 pub mod builtins;
 mod codegen;
 mod error;

@@ -76,6 +76,10 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
         ("cranecl_fmodf", lib_fmodf as *const u8),
         ("cranecl_fmod", lib_fmod as *const u8),
+        (
+            "cranecl_block2d",
+            crate::block2d::cranecl_block2d as *const u8,
+        ),
     ]
 }
 

@@ -32,6 +32,10 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_subgroups", (1, 0, 0)),
     ("cl_intel_subgroups", (1, 0, 0)),
     ("cl_intel_required_subgroup_size", (1, 0, 0)),
+    // 2D block reads (plain, transform, transpose), writes and prefetches: every
+    // function of the extension's tables and the SPV_INTEL_2d_block_io instructions
+    // (`jit/src/lower/block2d.rs`, `jit/src/block2d.rs`).
+    ("cl_intel_subgroup_2d_block_io", (1, 1, 0)),
     ("cl_khr_suggested_local_work_size", (1, 0, 0)),
     ("cl_intel_unified_shared_memory", (1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", (1, 0, 0)),
@@ -102,6 +106,11 @@ const HOST_API_ONLY: &[&str] = &[
     "cl_khr_spirv_queries",
 ];
 
+/// Extensions with an OpenCL C macro clang-22 does not know: `-cl-ext=+name` defines
+/// nothing for them, so the command line defines the macro itself (and the driver
+/// header declares their built-ins under it).
+const MACRO_NOT_IN_CLANG: &[&str] = &["cl_intel_subgroup_2d_block_io"];
+
 /// Whether the device reports the OpenCL C feature `name` (`__opencl_c_...`).
 pub fn has_feature(name: &str) -> bool {
     OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)
@@ -153,6 +162,9 @@ pub fn spirv_capabilities() -> Vec<u32> {
                     || has_feature("__opencl_c_work_group_collective_functions")
             }
             "SubgroupDispatch" | "GroupNonUniform" => has_feature("__opencl_c_subgroups"),
+            "Subgroup2DBlockIOINTEL"
+            | "Subgroup2DBlockTransformINTEL"
+            | "Subgroup2DBlockTransposeINTEL" => has_extension("cl_intel_subgroup_2d_block_io"),
             "SubgroupShuffleINTEL" | "SubgroupBufferBlockIOINTEL" => {
                 has_extension("cl_intel_subgroups")
             }
@@ -186,6 +198,7 @@ pub fn spirv_extensions() -> Vec<&'static str> {
         .copied()
         .filter(|e| match *e {
             "SPV_INTEL_subgroups" => has_extension("cl_intel_subgroups"),
+            "SPV_INTEL_2d_block_io" => has_extension("cl_intel_subgroup_2d_block_io"),
             "SPV_KHR_expect_assume" => has_extension("cl_khr_expect_assume"),
             "SPV_KHR_no_integer_wrap_decoration" => {
                 has_extension("cl_khr_spirv_no_integer_wrap_decoration")
@@ -346,6 +359,11 @@ pub fn clang_feature_args() -> Vec<String> {
         .chain(names.map(|n| format!("+{n}")))
         .collect();
     let mut args = vec![format!("-cl-ext={}", list.join(","))];
+    for name in MACRO_NOT_IN_CLANG {
+        if has_extension(name) {
+            args.push(format!("-D{name}=1"));
+        }
+    }
     if !image_support() {
         args.push("-U__IMAGE_SUPPORT__".into());
     }

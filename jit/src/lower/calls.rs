@@ -1,7 +1,8 @@
 //! Calls of imported (body-less) functions: OpenCL C built-ins that clang leaves as
 //! calls with Itanium-mangled names (the OpenCL 1.x `atomic_*`/`atom_*` functions,
 //! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms, C11
-//! `atomic_fetch_min`/`atomic_fetch_max`, and the generic address-space built-ins).
+//! `atomic_fetch_min`/`atomic_fetch_max`, the generic address-space built-ins, and the
+//! `intel_sub_group_2d_block_*` built-ins, lowered in [`super::block2d`]).
 //! Anything else is an error naming the function.
 
 use super::atomic::AtomicMemory;
@@ -138,6 +139,13 @@ impl Tr<'_, '_> {
         let unknown = || CompileError::unsupported(format!("call of unknown function {name}"));
         if let Some(v) = self.address_space_call(&name, args, rty)? {
             return Ok(Some(v));
+        }
+        // cl_intel_subgroup_2d_block_io: overloadable in the driver header (mangled),
+        // or declared by the program itself (plain name).
+        let plain = demangle(&name).map_or(name.as_str(), |(base, _)| base);
+        if let Some(shape) = super::block2d::builtin_shape(plain) {
+            self.block2d_call(&name, shape, args)?;
+            return Ok(None);
         }
         let (base, params) = demangle(&name).ok_or_else(unknown)?;
         if matches!(base, "mem_fence" | "read_mem_fence" | "write_mem_fence") {

@@ -273,6 +273,18 @@ impl Tr<'_, '_> {
                 self.b.ins().fence();
                 None
             }
+            Op::Block2d {
+                shape,
+                base,
+                width,
+                height,
+                pitch,
+                coord,
+                private,
+            } => {
+                self.block2d(*shape, [*base, *width, *height, *pitch, *coord], *private)?;
+                None
+            }
             Op::Group {
                 op,
                 scope,

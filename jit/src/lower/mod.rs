@@ -15,6 +15,7 @@
 mod atomic;
 mod barrier;
 mod bits;
+mod block2d;
 mod calls;
 mod control;
 mod extinst;

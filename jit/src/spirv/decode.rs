@@ -46,6 +46,9 @@ pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
     Capability::SubgroupDispatch,
     Capability::SubgroupShuffleINTEL,
     Capability::SubgroupBufferBlockIOINTEL,
+    Capability::Subgroup2DBlockIOINTEL,
+    Capability::Subgroup2DBlockTransformINTEL,
+    Capability::Subgroup2DBlockTransposeINTEL,
     Capability::GroupNonUniform,
     Capability::GroupNonUniformVote,
     Capability::GroupNonUniformBallot,
@@ -86,6 +89,7 @@ const TOLERATED_CAPABILITIES: &[Capability] = &[
 /// (`CL_DEVICE_SPIRV_EXTENSIONS_KHR`).
 pub const IMPLEMENTED_EXTENSIONS: &[&str] = &[
     "SPV_INTEL_subgroups",
+    "SPV_INTEL_2d_block_io",
     "SPV_KHR_expect_assume",
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",

@@ -310,6 +310,110 @@ pub enum Scope {
     Invocation,
 }
 
+/// The operation of a 2D block instruction (`SPV_INTEL_2d_block_io`,
+/// `cl_intel_subgroup_2d_block_io`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Block2dKind {
+    Load,
+    /// Load, then pack 4 (8-bit) or 2 (16-bit) rows of a column into 32 bits (VNNI).
+    LoadTransform,
+    /// Load, then transpose before handing the block to the lanes.
+    LoadTranspose,
+    Store,
+    Prefetch,
+}
+
+/// The compile-time shape of a 2D block instruction: element size in bytes, block
+/// width (elements) and height (rows), block count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Block2dShape {
+    pub kind: Block2dKind,
+    pub esize: u32,
+    pub width: u32,
+    pub height: u32,
+    pub count: u32,
+}
+
+impl Block2dShape {
+    /// Whether the shape is one of the cl_intel_subgroup_2d_block_io table's (the
+    /// block sizes the device supports; SPV_INTEL_2d_block_io leaves them to the
+    /// client API).
+    pub fn is_supported(&self) -> bool {
+        let Block2dShape {
+            kind,
+            esize,
+            width,
+            height,
+            count,
+        } = *self;
+        let h_all = matches!(height, 1 | 2 | 4 | 8 | 16 | 32);
+        match kind {
+            Block2dKind::Load => match (esize, width) {
+                (1, 32) | (2, 16) | (4, 8) => h_all && matches!(count, 1 | 2),
+                (1, 16) => matches!(height, 8 | 16 | 32) && count == 4,
+                (4, 16) => h_all && count == 1,
+                _ => false,
+            },
+            Block2dKind::LoadTransform => match (esize, width) {
+                (1, 16) => height == 32 && matches!(count, 1 | 2 | 4),
+                (2, 16) => matches!(height, 16 | 32) && matches!(count, 1 | 2),
+                _ => false,
+            },
+            Block2dKind::LoadTranspose => {
+                esize == 4 && width == 8 && matches!(height, 16 | 32) && count == 1
+            }
+            Block2dKind::Store => {
+                matches!((esize, width), (1, 16) | (1, 32) | (2, 16) | (4, 16))
+                    && matches!(height, 1 | 2 | 4 | 8)
+                    && count == 1
+            }
+            Block2dKind::Prefetch => match (esize, width) {
+                (1, 32) | (2, 16) | (4, 8) => h_all && matches!(count, 1 | 2),
+                (1, 16) => {
+                    (height == 32 && matches!(count, 1 | 2))
+                        || (matches!(height, 8 | 16 | 32) && count == 4)
+                }
+                (4, 16) => h_all && count == 1,
+                _ => false,
+            },
+        }
+    }
+
+    /// The shape as one integer, for the run-time helper.
+    pub fn pack(&self) -> u64 {
+        let kind = match self.kind {
+            Block2dKind::Load => 0u64,
+            Block2dKind::LoadTransform => 1,
+            Block2dKind::LoadTranspose => 2,
+            Block2dKind::Store => 3,
+            Block2dKind::Prefetch => 4,
+        };
+        kind | u64::from(self.esize) << 8
+            | u64::from(self.width) << 16
+            | u64::from(self.height) << 32
+            | u64::from(self.count) << 48
+    }
+
+    /// The inverse of [`Block2dShape::pack`].
+    pub fn unpack(v: u64) -> Option<Block2dShape> {
+        let kind = match v & 0xff {
+            0 => Block2dKind::Load,
+            1 => Block2dKind::LoadTransform,
+            2 => Block2dKind::LoadTranspose,
+            3 => Block2dKind::Store,
+            4 => Block2dKind::Prefetch,
+            _ => return None,
+        };
+        Some(Block2dShape {
+            kind,
+            esize: ((v >> 8) & 0xff) as u32,
+            width: ((v >> 16) & 0xffff) as u32,
+            height: ((v >> 32) & 0xffff) as u32,
+            count: ((v >> 48) & 0xffff) as u32,
+        })
+    }
+}
+
 /// One non-terminator instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -457,6 +561,18 @@ pub enum Op {
         scope: Id,
         mode: Option<GroupMode>,
         args: Vec<Id>,
+    },
+    /// A 2D block load, store or prefetch (`OpSubgroup2DBlock*INTEL`, or a call of a
+    /// `intel_sub_group_2d_block_*` built-in): `base`, `width`, `height`, `pitch`,
+    /// `coord`, and the per-work-item `private` data (none for a prefetch).
+    Block2d {
+        shape: Block2dShape,
+        base: Id,
+        width: Id,
+        height: Id,
+        pitch: Id,
+        coord: Id,
+        private: Option<Id>,
     },
     /// `OpGroupAsyncCopy`: copy `num` elements between local and global memory, one
     /// side strided; returns an event.

@@ -178,6 +178,24 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
             f(num);
             f(stride);
         }
+        Op::Block2d {
+            base,
+            width,
+            height,
+            pitch,
+            coord,
+            private,
+            ..
+        } => {
+            f(base);
+            f(width);
+            f(height);
+            f(pitch);
+            f(coord);
+            if let Some(p) = private {
+                f(p);
+            }
+        }
         Op::MemoryBarrier | Op::Nop | Op::Undef => {}
     }
 }

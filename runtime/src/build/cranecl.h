@@ -157,4 +157,133 @@ CRANECL_INT_CONVERT(ulong, ulong, 0, ULONG_MAX)
 #define vloada_half3(offset, p) vload_half3(0, (p) + (size_t)(offset) * 4)
 
 
+/*
+ * cl_intel_subgroup_2d_block_io (clang-22 declares none of its built-ins). Overloadable
+ * as in Intel's compiler, so calls reach the jit with Itanium-mangled names (the jit
+ * also accepts the plain names of a program that declares them itself). The macro is
+ * defined by the driver's command line (clang does not know the extension), so the
+ * declarations exist exactly when the device claims the extension.
+ */
+#ifdef cl_intel_subgroup_2d_block_io
+#define CRANECL_2D_ATTR __attribute__((overloadable))
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_1r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_2r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_4r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_8r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_16r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_32r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_1r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_2r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_4r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_8r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_16r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_32r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_1r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_2r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_4r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_8r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_16r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_32r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_1r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_2r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_4r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_8r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_16r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_32r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_1r32x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_2r32x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_4r32x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_8r32x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_16r32x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_32r32x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_1r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_2r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_4r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_8r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_16r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_16b_32r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_1r8x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_2r8x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_4r8x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_8r8x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_16r8x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_32b_32r8x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_8r16x4c(global void *base_address, int width, int height, int pitch, int2 coord, private uchar *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_16r16x4c(global void *base_address, int width, int height, int pitch, int2 coord, private uchar *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_8b_32r16x4c(global void *base_address, int width, int height, int pitch, int2 coord, private uchar *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transform_8b_32r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transform_8b_32r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transform_8b_32r16x4c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transform_16b_16r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transform_16b_16r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transform_16b_32r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transform_16b_32r16x2c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transpose_32b_16r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_read_transpose_32b_32r8x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *destination);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_1r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uchar *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_2r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uchar *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_4r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uchar *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_8r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uchar *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_1r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_2r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_4r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_8b_8r32x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_16b_1r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_16b_2r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_16b_4r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_16b_8r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private ushort *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_32b_1r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_32b_2r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_32b_4r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_write_32b_8r16x1c(global void *base_address, int width, int height, int pitch, int2 coord, private uint *value);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_1r32x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_2r32x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_4r32x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_8r32x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_16r32x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_32r32x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_1r32x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_2r32x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_4r32x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_8r32x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_16r32x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_32r32x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_32r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_32r16x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_8r16x4c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_16r16x4c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_8b_32r16x4c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_1r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_2r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_4r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_8r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_16r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_32r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_1r16x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_2r16x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_4r16x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_8r16x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_16r16x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_16b_32r16x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_1r8x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_2r8x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_4r8x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_8r8x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_16r8x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_32r8x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_1r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_2r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_4r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_8r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_16r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_32r16x1c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_1r8x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_2r8x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_4r8x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_8r8x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_16r8x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_32r8x2c(global void *base_address, int width, int height, int pitch, int2 coord);
+#undef CRANECL_2D_ATTR
+#endif /* cl_intel_subgroup_2d_block_io */
+
 #endif /* CRANECL_DRIVER_H */

@@ -430,11 +430,82 @@ impl Decoder {
             S::SubgroupShuffleXorINTEL => intel(GroupOp::ShuffleXor)?,
             S::SubgroupBlockReadINTEL => intel(GroupOp::BlockRead)?,
             S::SubgroupBlockWriteINTEL => intel(GroupOp::BlockWrite)?,
+            S::Subgroup2DBlockLoadINTEL
+            | S::Subgroup2DBlockLoadTransformINTEL
+            | S::Subgroup2DBlockLoadTransposeINTEL
+            | S::Subgroup2DBlockStoreINTEL
+            | S::Subgroup2DBlockPrefetchINTEL => self.block2d(inst)?,
             other => {
                 return Err(unsupported(format!(
                     "unsupported SPIR-V instruction Op{other:?}"
                 )))
             }
+        })
+    }
+
+    /// `OpSubgroup2DBlock{Load,LoadTransform,LoadTranspose,Store,Prefetch}INTEL`:
+    /// the capability, the constant shape (one the device supports) and the operands
+    /// in a common order.
+    fn block2d(&self, inst: &dr::Instruction) -> Result<Op, CompileError> {
+        use spirv::Capability as C;
+        use SOp as S;
+        let o = inst.class.opcode;
+        let (kind, cap) = match o {
+            S::Subgroup2DBlockLoadINTEL => (Block2dKind::Load, C::Subgroup2DBlockIOINTEL),
+            S::Subgroup2DBlockLoadTransformINTEL => {
+                (Block2dKind::LoadTransform, C::Subgroup2DBlockTransformINTEL)
+            }
+            S::Subgroup2DBlockLoadTransposeINTEL => {
+                (Block2dKind::LoadTranspose, C::Subgroup2DBlockTransposeINTEL)
+            }
+            S::Subgroup2DBlockStoreINTEL => (Block2dKind::Store, C::Subgroup2DBlockIOINTEL),
+            _ => (Block2dKind::Prefetch, C::Subgroup2DBlockIOINTEL),
+        };
+        // The transform and transpose capabilities implicitly declare the base one.
+        let caps = &self.m.capabilities;
+        let declared = caps.contains(&cap)
+            || (cap == C::Subgroup2DBlockIOINTEL
+                && (caps.contains(&C::Subgroup2DBlockTransformINTEL)
+                    || caps.contains(&C::Subgroup2DBlockTransposeINTEL)));
+        if !declared {
+            return Err(malformed(format!("Op{o:?} needs OpCapability {cap:?}")));
+        }
+        let n = if kind == Block2dKind::Prefetch { 9 } else { 10 };
+        if inst.operands.len() != n || inst.result_id.is_some() {
+            return Err(malformed(format!(
+                "Op{o:?} has {} operands, not {n}",
+                inst.operands.len()
+            )));
+        }
+        let what = format!("the block size of Op{o:?}");
+        let shape = Block2dShape {
+            kind,
+            esize: self.constant_u32(id_at(inst, 0)?, &what)?,
+            width: self.constant_u32(id_at(inst, 1)?, &what)?,
+            height: self.constant_u32(id_at(inst, 2)?, &what)?,
+            count: self.constant_u32(id_at(inst, 3)?, &what)?,
+        };
+        if !shape.is_supported() {
+            return Err(unsupported(format!(
+                "Op{o:?} with element size {}, block width {}, height {} and count {}: \
+                 not a block size of cl_intel_subgroup_2d_block_io",
+                shape.esize, shape.width, shape.height, shape.count
+            )));
+        }
+        // Store: Src Pointer (private) comes before Dst Base Pointer.
+        let (first, private) = match kind {
+            Block2dKind::Store => (5, Some(id_at(inst, 4)?)),
+            Block2dKind::Prefetch => (4, None),
+            _ => (4, Some(id_at(inst, 9)?)),
+        };
+        Ok(Op::Block2d {
+            shape,
+            base: id_at(inst, first)?,
+            width: id_at(inst, first + 1)?,
+            height: id_at(inst, first + 2)?,
+            pitch: id_at(inst, first + 3)?,
+            coord: id_at(inst, first + 4)?,
+            private,
         })
     }
 

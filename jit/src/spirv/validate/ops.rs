@@ -740,6 +740,48 @@ impl Validator<'_> {
                 mode,
                 args,
             } => self.group(*op, *scope, *mode, args, rty, values)?,
+            Op::Block2d {
+                shape,
+                base,
+                width,
+                height,
+                pitch,
+                coord,
+                private,
+            } => {
+                if rty.is_some() {
+                    return Err(err("a 2D block instruction has no result"));
+                }
+                let (bs, _) = self.pointer_operand(values, *base)?;
+                if bs != Storage::CrossWorkgroup {
+                    return Err(err(format!(
+                        "the base pointer of a 2D block {:?} must be CrossWorkgroup",
+                        shape.kind
+                    )));
+                }
+                for v in [width, height, pitch] {
+                    if self.int_scalar(values, *v)? != 32 {
+                        return Err(err(format!(
+                            "2D block width, height and pitch are 32-bit integers (%{v})"
+                        )));
+                    }
+                }
+                let c = self.operand_shape(values, *coord, Kind::Int)?;
+                if c.count != 2 || c.bits != 32 {
+                    return Err(err(format!(
+                        "the 2D block coordinate %{coord} must be a vector of two 32-bit integers"
+                    )));
+                }
+                if let Some(p) = private {
+                    let (ps, _) = self.pointer_operand(values, *p)?;
+                    if ps != Storage::Function {
+                        return Err(err(format!(
+                            "the private pointer %{p} of a 2D block {:?} must be Function",
+                            shape.kind
+                        )));
+                    }
+                }
+            }
             Op::AsyncCopy {
                 dst,
                 src,
