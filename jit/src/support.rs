@@ -76,6 +76,10 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
         ("cranecl_fmodf", lib_fmodf as *const u8),
         ("cranecl_fmod", lib_fmod as *const u8),
+        (
+            crate::lower::async_copy::COPY_ND_SYMBOL,
+            crate::lower::async_copy::copy_nd as *const u8,
+        ),
     ]
 }
 

@@ -1,7 +1,8 @@
 //! Calls of imported (body-less) functions: OpenCL C built-ins that clang leaves as
 //! calls with Itanium-mangled names (the OpenCL 1.x `atomic_*`/`atom_*` functions,
 //! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms, C11
-//! `atomic_fetch_min`/`atomic_fetch_max`, and the generic address-space built-ins).
+//! `atomic_fetch_min`/`atomic_fetch_max`, the generic address-space built-ins, and
+//! the cl_khr_extended_async_copies `async_work_group_copy_2D2D`/`_3D3D`).
 //! Anything else is an error naming the function.
 
 use super::atomic::AtomicMemory;
@@ -140,6 +141,15 @@ impl Tr<'_, '_> {
             return Ok(Some(v));
         }
         let (base, params) = demangle(&name).ok_or_else(unknown)?;
+        if let Some(three_d) = match base {
+            "async_work_group_copy_2D2D" => Some(false),
+            "async_work_group_copy_3D3D" => Some(true),
+            _ => None,
+        } {
+            let rty =
+                rty.ok_or_else(|| CompileError::malformed(format!("{name} without a result")))?;
+            return Ok(Some(self.async_copy_nd(three_d, args, rty)?));
+        }
         if matches!(base, "mem_fence" | "read_mem_fence" | "write_mem_fence") {
             self.b.ins().fence();
             return Ok(None);
