@@ -286,6 +286,38 @@ fn copies_3d_both_directions_match_the_host() {
     }
 }
 
+/// The macro and the built-ins exist in every OpenCL C version the device accepts.
+#[test]
+fn copies_work_in_every_opencl_c_version() {
+    let ctx = DeviceContext::new();
+    if !extension(&ctx) {
+        return;
+    }
+    let s = Shape {
+        elem: 4,
+        per_line: 3,
+        lines: 2,
+        planes: 2,
+        src_off: 1,
+        src_line: 5,
+        src_plane: 11,
+        dst_off: 2,
+        dst_line: 4,
+        dst_plane: 9,
+    };
+    for std in ["CL1.0", "CL1.1", "CL1.2", "CL3.0"] {
+        let program = ctx.build(SRC, &format!("-cl-std={std}"));
+        check_both_directions(&ctx, &program, s, true);
+        let flat = Shape {
+            planes: 1,
+            src_plane: 0,
+            dst_plane: 0,
+            ..s
+        };
+        check_both_directions(&ctx, &program, flat, false);
+    }
+}
+
 /// Two copies chained on one event (the second returns the first's event), waited for
 /// once; then the local tile goes back out with a 2D copy into a wider pitch.
 #[test]
