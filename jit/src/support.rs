@@ -80,6 +80,10 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
             "cranecl_block2d",
             crate::block2d::cranecl_block2d as *const u8,
         ),
+        (
+            crate::lower::async_copy::COPY_ND_SYMBOL,
+            crate::lower::async_copy::copy_nd as *const u8,
+        ),
     ]
 }
 

@@ -47,6 +47,10 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_extended_bit_ops", (1, 0, 0)),
     // dot/dot_acc_sat on char4/uchar4 and packed 4x8-bit (SPV_KHR_integer_dot_product).
     ("cl_khr_integer_dot_product", (2, 0, 0)),
+    // async_work_group_copy_2D2D/3D3D (declared by build/cranecl.h) and the
+    // NonSemantic.Codeplay.GroupAsyncCopies SPIR-V instructions: one synchronous copy
+    // per work-group (jit lower/async_copy.rs).
+    ("cl_khr_extended_async_copies", (1, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -106,10 +110,13 @@ const HOST_API_ONLY: &[&str] = &[
     "cl_khr_spirv_queries",
 ];
 
-/// Extensions with an OpenCL C macro clang-22 does not know: `-cl-ext=+name` defines
-/// nothing for them, so the command line defines the macro itself (and the driver
-/// header declares their built-ins under it).
-const MACRO_NOT_IN_CLANG: &[&str] = &["cl_intel_subgroup_2d_block_io"];
+/// Language extensions clang-22 does not know: `-cl-ext` cannot turn them on (or
+/// defines no macro for them), so their macro is defined with `-D` (and
+/// `build/cranecl.h` declares their built-ins under it).
+const CLANG_UNKNOWN: &[&str] = &[
+    "cl_khr_extended_async_copies",
+    "cl_intel_subgroup_2d_block_io",
+];
 
 /// Whether the device reports the OpenCL C feature `name` (`__opencl_c_...`).
 pub fn has_feature(name: &str) -> bool {
@@ -220,9 +227,17 @@ pub fn spirv_extensions() -> Vec<&'static str> {
         .collect()
 }
 
-/// `CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`.
-pub fn spirv_extended_instruction_sets() -> &'static [&'static str] {
+/// `CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`: the sets the jit implements, less
+/// those tied to an extension the device does not claim.
+pub fn spirv_extended_instruction_sets() -> Vec<&'static str> {
     cranecl_jit::spirv::IMPLEMENTED_EXTENDED_INSTRUCTION_SETS
+        .iter()
+        .copied()
+        .filter(|s| {
+            *s != cranecl_jit::spirv::GROUP_ASYNC_COPIES_SET
+                || has_extension("cl_khr_extended_async_copies")
+        })
+        .collect()
 }
 
 /// cl_ext_float_atomics add bits (global and local) of a capability mask.
@@ -347,7 +362,8 @@ pub fn host_macro_args() -> Vec<String> {
 
 /// The clang arguments that set the language's extensions and features: `-cl-ext=`
 /// with everything turned off and then exactly the names above turned on, so a macro
-/// (`cl_khr_*`, `__opencl_c_*`) is defined if and only if the device reports it; and
+/// (`cl_khr_*`, `__opencl_c_*`) is defined if and only if the device reports it
+/// (`-D` for the extensions clang does not know); and
 /// `-U__IMAGE_SUPPORT__` (clang defines it for every SPIR-V target) without images.
 pub fn clang_feature_args() -> Vec<String> {
     let names = EXTENSIONS
@@ -355,15 +371,12 @@ pub fn clang_feature_args() -> Vec<String> {
         .map(|(n, _)| *n)
         .chain(OPENCL_C_FEATURES.iter().map(|(n, _)| *n))
         .filter(|n| !HOST_API_ONLY.contains(n));
+    let (unknown, known): (Vec<&str>, Vec<&str>) = names.partition(|n| CLANG_UNKNOWN.contains(n));
     let list: Vec<String> = std::iter::once("-all".to_string())
-        .chain(names.map(|n| format!("+{n}")))
+        .chain(known.iter().map(|n| format!("+{n}")))
         .collect();
     let mut args = vec![format!("-cl-ext={}", list.join(","))];
-    for name in MACRO_NOT_IN_CLANG {
-        if has_extension(name) {
-            args.push(format!("-D{name}=1"));
-        }
-    }
+    args.extend(unknown.iter().map(|n| format!("-D{n}=1")));
     if !image_support() {
         args.push("-U__IMAGE_SUPPORT__".into());
     }
@@ -385,11 +398,23 @@ mod tests {
             assert!(on.contains(name), "{name}");
         }
         for (name, _) in EXTENSIONS {
-            assert_eq!(on.contains(name), !HOST_API_ONLY.contains(name), "{name}");
+            let language = !HOST_API_ONLY.contains(name);
+            let unknown = CLANG_UNKNOWN.contains(name);
+            assert_eq!(on.contains(name), language && !unknown, "{name}");
+            assert_eq!(
+                args.contains(&format!("-D{name}=1")),
+                language && unknown,
+                "{name}"
+            );
         }
         assert_eq!(
             on.len(),
-            OPENCL_C_FEATURES.len() + EXTENSIONS.len() - HOST_API_ONLY.len()
+            OPENCL_C_FEATURES.len() + EXTENSIONS.len()
+                - HOST_API_ONLY.len()
+                - EXTENSIONS
+                    .iter()
+                    .filter(|(n, _)| CLANG_UNKNOWN.contains(n))
+                    .count()
         );
         assert_eq!(
             args.contains(&"-U__IMAGE_SUPPORT__".to_string()),

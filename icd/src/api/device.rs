@@ -376,7 +376,7 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
             out.value::<cl_bitfield>(features::fp_atomic_capabilities("fp16"))
         }
         CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR => out.array(&static_c_strings(
-            features::spirv_extended_instruction_sets(),
+            &features::spirv_extended_instruction_sets(),
         )),
         CL_DEVICE_SPIRV_EXTENSIONS_KHR => {
             out.array(&static_c_strings(&features::spirv_extensions()))

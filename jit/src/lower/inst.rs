@@ -269,6 +269,9 @@ impl Tr<'_, '_> {
                 num,
                 stride,
             } => Some(self.async_copy(*dst, *src, *num, *stride, need(rty)?)?),
+            Op::AsyncCopyNd { three_d, args } => {
+                Some(self.async_copy_nd(*three_d, args, need(rty)?)?)
+            }
             Op::MemoryBarrier => {
                 self.b.ins().fence();
                 None

@@ -354,7 +354,7 @@ impl Tr<'_, '_> {
     }
 
     /// Memory flags for accesses through a pointer.
-    fn mem_flags(&self) -> ir::MemFlagsData {
+    pub(super) fn mem_flags(&self) -> ir::MemFlagsData {
         ir::MemFlagsData::new().with_notrap()
     }
 
@@ -1070,95 +1070,5 @@ impl Tr<'_, '_> {
         let dprivate = self.is_private(dst);
         let vals = self.load_leaves(&sp, &elems, &offs, sprivate)?;
         self.store_leaves(&dp, &vals, &elems, &offs, dprivate)
-    }
-
-    /// `async_work_group_(strided_)copy`: done synchronously, once per work-group (by
-    /// sub-group 0, which runs before any other sub-group reaches this point).
-    pub fn async_copy(
-        &mut self,
-        dst: Id,
-        src: Id,
-        num: Id,
-        stride: Id,
-        rty: Id,
-    ) -> Result<Val, CompileError> {
-        let dty = self.type_of(dst)?;
-        let (dst_storage, mut pointee) = self.m.pointee(dty)?;
-        // clang-22 passes a `__local T data[N]` as a pointer to the array: the copy's
-        // element (a scalar or vector gentype) is the array's element.
-        while let Type::Array { elem, .. } = self.m.ty(pointee)? {
-            pointee = *elem;
-        }
-        let l = self.m.layout(pointee)?;
-        let size = l.size as i64;
-        // OpenCL requires the same arguments in every work-item of the work-group, so
-        // lane 0's are everyone's, whatever shape the analysis gave them (`gid - lid`
-        // is uniform although both operands vary).
-        let mut first = |id: Id| -> Result<Value, CompileError> {
-            let v = self.get(id)?;
-            let x = self.lanes_of(v.elems[0], &v.leaves[0])[0];
-            Ok(if self.b.func.dfg.value_type(x) == types::I64 {
-                x
-            } else {
-                self.b.ins().uextend(types::I64, x)
-            })
-        };
-        let (d, s, n, st) = (first(dst)?, first(src)?, first(num)?, first(stride)?);
-        // Local destination: gather with the stride from global; else scatter.
-        let gather = dst_storage == Storage::Workgroup;
-        let sg = self
-            .sgenv
-            .as_ref()
-            .map(|x| x.sg)
-            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
-        let first = self.b.ins().icmp_imm_s(IntCC::Equal, sg, 0);
-        let head = self.b.create_block();
-        let body = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.append_block_param(head, types::I64);
-        let z = self.b.ins().iconst(types::I64, 0);
-        self.b
-            .ins()
-            .brif(first, head, &[ir::BlockArg::Value(z)], done, &[]);
-        self.b.switch_to_block(head);
-        let i = self.b.block_params(head)[0];
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, n);
-        self.b.ins().brif(more, body, &[], done, &[]);
-        self.b.switch_to_block(body);
-        let packed = self.b.ins().imul_imm_s(i, size);
-        let strided = {
-            let k = self.b.ins().imul(i, st);
-            self.b.ins().imul_imm_s(k, size)
-        };
-        let (doff, soff) = if gather {
-            (packed, strided)
-        } else {
-            (strided, packed)
-        };
-        let da = self.b.ins().iadd(d, doff);
-        let sa = self.b.ins().iadd(s, soff);
-        let (piece, ty) = if size % 8 == 0 {
-            (8, types::I64)
-        } else if size % 4 == 0 {
-            (4, types::I32)
-        } else if size % 2 == 0 {
-            (2, types::I16)
-        } else {
-            (1, types::I8)
-        };
-        let fl = self.mem_flags();
-        for k in 0..(size / piece) {
-            let v = self.b.ins().load(ty, fl, sa, (k * piece) as i32);
-            self.b.ins().store(fl, v, da, (k * piece) as i32);
-        }
-        let i1 = self.b.ins().iadd_imm_s(i, 1);
-        self.b.ins().jump(head, &[ir::BlockArg::Value(i1)]);
-        self.b.switch_to_block(done);
-        let elems = self.elems(rty)?;
-        let ev = self.b.ins().iconst(types::I64, 0);
-        Ok(Val {
-            leaves: vec![Lv::U(ev)],
-            elems,
-        })
     }
 }

@@ -12,6 +12,7 @@
 
 #![allow(clippy::needless_range_loop)] // lane/component indices read clearer as indices
 
+pub(crate) mod async_copy;
 mod atomic;
 mod barrier;
 mod bits;

@@ -105,8 +105,13 @@ pub const IMPLEMENTED_EXTENSIONS: &[&str] = &[
 const TOLERATED_EXTENSIONS: &[&str] = &["SPV_KHR_uniform_group_instructions"];
 
 /// Extended instruction sets we implement (`CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`);
-/// `NonSemantic.*` sets are accepted too and ignored, as the SPIR-V spec allows.
-pub const IMPLEMENTED_EXTENDED_INSTRUCTION_SETS: &[&str] = &["OpenCL.std"];
+/// other `NonSemantic.*` sets are accepted too and ignored, as the SPIR-V spec allows.
+/// `NonSemantic.Codeplay.GroupAsyncCopies` has semantics despite its prefix (the
+/// cl_khr_extended_async_copies copies), so it is decoded as a real set.
+pub const IMPLEMENTED_EXTENDED_INSTRUCTION_SETS: &[&str] = &["OpenCL.std", GROUP_ASYNC_COPIES_SET];
+
+/// The extended instruction set of cl_khr_extended_async_copies.
+pub const GROUP_ASYNC_COPIES_SET: &str = "NonSemantic.Codeplay.GroupAsyncCopies";
 
 fn malformed(msg: impl Into<String>) -> CompileError {
     CompileError {

@@ -13,7 +13,8 @@ mod specialize;
 mod validate;
 
 pub use decode::{
-    decode, IMPLEMENTED_CAPABILITIES, IMPLEMENTED_EXTENDED_INSTRUCTION_SETS, IMPLEMENTED_EXTENSIONS,
+    decode, GROUP_ASYNC_COPIES_SET, IMPLEMENTED_CAPABILITIES,
+    IMPLEMENTED_EXTENDED_INSTRUCTION_SETS, IMPLEMENTED_EXTENSIONS,
 };
 pub use operands::{for_each_operand, for_each_operand_mut};
 pub use specialize::{spec_constants, specialize, SpecConstant};
@@ -581,6 +582,15 @@ pub enum Op {
         src: Id,
         num: Id,
         stride: Id,
+    },
+    /// `GroupAsyncCopy2D2D` / `GroupAsyncCopy3D3D` of `NonSemantic.Codeplay.GroupAsyncCopies`
+    /// (cl_khr_extended_async_copies): the operands after the result, in the
+    /// instruction's order (destination, its offset, source, its offset, element size,
+    /// elements per line, lines, [planes], source line length, [source plane area],
+    /// destination line length, [destination plane area], event).
+    AsyncCopyNd {
+        three_d: bool,
+        args: Vec<Id>,
     },
     /// Instructions with no effect on code (OpLine, OpNop, OpName in a body...).
     Nop,

@@ -196,6 +196,11 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
                 f(p);
             }
         }
+        Op::AsyncCopyNd { args, .. } => {
+            for a in args {
+                f(a);
+            }
+        }
         Op::MemoryBarrier | Op::Nop | Op::Undef => {}
     }
 }

@@ -15,13 +15,15 @@
 //! need. In `body`: per function, the function type, labels and branch targets,
 //! entry-block rules, phi placement and predecessor lists, `OpVariable` placement,
 //! merge targets, terminators, and that every operand is defined and dominates its
-//! use. In `ops` (with `extinst` for OpenCL.std): operand counts and types of every
+//! use. In `ops` (with `extinst` for OpenCL.std, `async_copy` for the
+//! cl_khr_extended_async_copies copies): operand counts and types of every
 //! instruction against its result type.
 //!
 //! It does not judge semantics (out-of-range indices, infinite loops are the
 //! program's business) and does not allocate in proportion to any number in the
 //! module.
 
+mod async_copy;
 mod body;
 mod extinst;
 mod module_scope;

@@ -156,6 +156,32 @@ CRANECL_INT_CONVERT(ulong, ulong, 0, ULONG_MAX)
  */
 #define vloada_half3(offset, p) vload_half3(0, (p) + (size_t)(offset) * 4)
 
+/*
+ * cl_khr_extended_async_copies (the macro comes from the driver's command line:
+ * clang-22 does not know the extension). opencl-c.h does not declare the built-ins;
+ * calls reach the jit as imported functions with their mangled names. Offsets, line
+ * lengths and plane areas are in elements of num_bytes_per_element bytes.
+ */
+#ifdef cl_khr_extended_async_copies
+event_t __attribute__((overloadable)) async_work_group_copy_2D2D(
+    __local void *dst, size_t dst_offset, const __global void *src, size_t src_offset,
+    size_t num_bytes_per_element, size_t num_elements_per_line, size_t num_lines,
+    size_t src_total_line_length, size_t dst_total_line_length, event_t event);
+event_t __attribute__((overloadable)) async_work_group_copy_2D2D(
+    __global void *dst, size_t dst_offset, const __local void *src, size_t src_offset,
+    size_t num_bytes_per_element, size_t num_elements_per_line, size_t num_lines,
+    size_t src_total_line_length, size_t dst_total_line_length, event_t event);
+event_t __attribute__((overloadable)) async_work_group_copy_3D3D(
+    __local void *dst, size_t dst_offset, const __global void *src, size_t src_offset,
+    size_t num_bytes_per_element, size_t num_elements_per_line, size_t num_lines,
+    size_t num_planes, size_t src_total_line_length, size_t src_total_plane_area,
+    size_t dst_total_line_length, size_t dst_total_plane_area, event_t event);
+event_t __attribute__((overloadable)) async_work_group_copy_3D3D(
+    __global void *dst, size_t dst_offset, const __local void *src, size_t src_offset,
+    size_t num_bytes_per_element, size_t num_elements_per_line, size_t num_lines,
+    size_t num_planes, size_t src_total_line_length, size_t src_total_plane_area,
+    size_t dst_total_line_length, size_t dst_total_plane_area, event_t event);
+#endif /* cl_khr_extended_async_copies */
 
 /*
  * cl_intel_subgroup_2d_block_io (clang-22 declares none of its built-ins). Overloadable

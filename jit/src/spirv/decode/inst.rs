@@ -302,6 +302,32 @@ impl Decoder {
                             lits,
                         }
                     }
+                    // GroupAsyncCopy2D2D (1) and GroupAsyncCopy3D3D (2): every operand
+                    // is an id; their count and types are the validator's.
+                    Some(super::GROUP_ASYNC_COPIES_SET) => {
+                        let three_d = match opcode {
+                            1 => false,
+                            2 => true,
+                            _ => {
+                                return Err(unsupported(format!(
+                                    "unknown NonSemantic.Codeplay.GroupAsyncCopies \
+                                     instruction {opcode}"
+                                )))
+                            }
+                        };
+                        let args = inst.operands[2..]
+                            .iter()
+                            .map(|o| match o {
+                                Operand::IdRef(v)
+                                | Operand::LiteralBit32(v)
+                                | Operand::LiteralExtInstInteger(v) => Ok(*v),
+                                other => {
+                                    Err(malformed(format!("GroupAsyncCopies operand {other:?}")))
+                                }
+                            })
+                            .collect::<Result<Vec<u32>, _>>()?;
+                        Op::AsyncCopyNd { three_d, args }
+                    }
                     Some(s) if s.starts_with("NonSemantic.") => Op::Nop,
                     _ => return Err(malformed(format!("OpExtInst of unknown set %{set}"))),
                 }

@@ -212,7 +212,22 @@ impl Decoder {
                 }
                 self.spec_constant_op(t, ty)?
             }
-            SOp::Line | SOp::NoLine | SOp::ExtInst => return Ok(()),
+            // Non-semantic instructions may sit between the types; the async copies
+            // of NonSemantic.Codeplay.GroupAsyncCopies have semantics and need a
+            // work-group: only in a function.
+            SOp::ExtInst => {
+                let set = t.operands.first().and_then(|o| match o {
+                    Operand::IdRef(s) => self.ext_sets.get(s),
+                    _ => None,
+                });
+                if set.is_some_and(|s| s == super::GROUP_ASYNC_COPIES_SET) {
+                    return Err(malformed(
+                        "a NonSemantic.Codeplay.GroupAsyncCopies instruction at module scope",
+                    ));
+                }
+                return Ok(());
+            }
+            SOp::Line | SOp::NoLine => return Ok(()),
             other => {
                 return Err(unsupported(format!(
                     "unsupported SPIR-V instruction Op{other:?} at module scope"

@@ -18,6 +18,10 @@ pub(super) fn describe(inst: &Inst, m: &crate::spirv::Module) -> String {
         Op::Wide(w, ..) => format!("Op{w:?}"),
         Op::Atomic { op, .. } => format!("OpAtomic{op:?}"),
         Op::Group { op, .. } => format!("group operation {op:?}"),
+        Op::AsyncCopyNd { three_d, .. } => format!(
+            "OpExtInst GroupAsyncCopy{}",
+            if *three_d { "3D3D" } else { "2D2D" }
+        ),
         Op::ExtInst { opcode, .. } => format!(
             "OpExtInst {}",
             rspirv::spirv::OpenclStd100Op::from_u32(*opcode)
@@ -101,7 +105,7 @@ impl Validator<'_> {
     }
 
     /// Operand `id` is an integer scalar.
-    fn int_scalar(&self, values: &Values<'_>, id: Id) -> Result<u32, CompileError> {
+    pub(super) fn int_scalar(&self, values: &Values<'_>, id: Id) -> Result<u32, CompileError> {
         let s = self.operand_shape(values, id, Kind::Int)?;
         if s.count != 1 {
             return Err(err(format!("operand %{id} must be an integer scalar")));
@@ -110,7 +114,11 @@ impl Validator<'_> {
     }
 
     /// Operand `id` is a pointer: its `(storage, pointee)`.
-    fn pointer_operand(&self, values: &Values<'_>, id: Id) -> Result<(Storage, Id), CompileError> {
+    pub(super) fn pointer_operand(
+        &self,
+        values: &Values<'_>,
+        id: Id,
+    ) -> Result<(Storage, Id), CompileError> {
         let t = self.operand(values, id)?;
         self.pointer(t).ok_or_else(|| {
             err(format!(
@@ -651,6 +659,9 @@ impl Validator<'_> {
                         f.name
                     )));
                 }
+                if let Some(three_d) = f.import.as_deref().and_then(super::async_copy::builtin) {
+                    self.async_copy_nd(three_d, args, rty, values)?;
+                }
             }
             Op::Atomic {
                 op,
@@ -782,6 +793,7 @@ impl Validator<'_> {
                     }
                 }
             }
+            Op::AsyncCopyNd { three_d, args } => self.async_copy_nd(*three_d, args, rty, values)?,
             Op::AsyncCopy {
                 dst,
                 src,
