@@ -1,0 +1,724 @@
+//! The `cl_khr_subgroup_*` extensions (extended types, non-uniform vote and
+//! arithmetic, ballot, shuffle, shuffle relative, clustered reduce, rotate) and the
+//! short/char/long forms of `cl_intel_subgroups`, compared with a host reference per
+//! type and per sub-group width (4, 8, 16, 32 through `intel_reqd_sub_group_size`).
+//!
+//! Non-uniform functions run inside `if (act[i])` with a random activity pattern, so
+//! inactive lanes must not contribute. One program per width and type holds every
+//! function: each work-item writes one result per case into its row of the output.
+//! Results whose value the specification leaves undefined (a shuffle from outside the
+//! sub-group) are not compared.
+
+use cranecl_conformance::*;
+
+const OPTS: &str = "-cl-std=CL3.0";
+
+/// A host value: integers wrapped to the type's width, floats as f64 (inputs are
+/// small integers, so every sum and product here is exact).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum V {
+    I(i128),
+    F(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Signed,
+    Unsigned,
+    Float,
+}
+
+/// An OpenCL C scalar type.
+#[derive(Clone, Copy, Debug)]
+struct Ty {
+    name: &'static str,
+    bytes: usize,
+    kind: Kind,
+}
+
+const TYPES: &[Ty] = &[
+    Ty {
+        name: "char",
+        bytes: 1,
+        kind: Kind::Signed,
+    },
+    Ty {
+        name: "uchar",
+        bytes: 1,
+        kind: Kind::Unsigned,
+    },
+    Ty {
+        name: "short",
+        bytes: 2,
+        kind: Kind::Signed,
+    },
+    Ty {
+        name: "ushort",
+        bytes: 2,
+        kind: Kind::Unsigned,
+    },
+    Ty {
+        name: "int",
+        bytes: 4,
+        kind: Kind::Signed,
+    },
+    Ty {
+        name: "uint",
+        bytes: 4,
+        kind: Kind::Unsigned,
+    },
+    Ty {
+        name: "long",
+        bytes: 8,
+        kind: Kind::Signed,
+    },
+    Ty {
+        name: "ulong",
+        bytes: 8,
+        kind: Kind::Unsigned,
+    },
+    Ty {
+        name: "half",
+        bytes: 2,
+        kind: Kind::Float,
+    },
+    Ty {
+        name: "float",
+        bytes: 4,
+        kind: Kind::Float,
+    },
+    Ty {
+        name: "double",
+        bytes: 8,
+        kind: Kind::Float,
+    },
+];
+
+impl Ty {
+    fn is_int(&self) -> bool {
+        self.kind != Kind::Float
+    }
+
+    fn wrap(&self, v: i128) -> i128 {
+        let bits = 8 * self.bytes as u32;
+        let m = v & ((1i128 << bits) - 1);
+        if self.kind == Kind::Signed && m >= 1i128 << (bits - 1) {
+            m - (1i128 << bits)
+        } else {
+            m
+        }
+    }
+
+    fn norm(&self, v: V) -> V {
+        match v {
+            V::I(x) if self.is_int() => V::I(self.wrap(x)),
+            V::I(x) => V::F(x as f64),
+            V::F(f) => V::F(f),
+        }
+    }
+
+    fn encode(&self, v: V) -> Vec<u8> {
+        match (self.kind, v) {
+            (Kind::Float, _) => {
+                let f = match v {
+                    V::F(f) => f,
+                    V::I(x) => x as f64,
+                };
+                match self.bytes {
+                    2 => half_bits(f).to_le_bytes().to_vec(),
+                    4 => (f as f32).to_le_bytes().to_vec(),
+                    _ => f.to_le_bytes().to_vec(),
+                }
+            }
+            (_, V::I(x)) => x.to_le_bytes()[..self.bytes].to_vec(),
+            (_, V::F(f)) => (f as i128).to_le_bytes()[..self.bytes].to_vec(),
+        }
+    }
+
+    fn decode(&self, b: &[u8]) -> V {
+        match self.kind {
+            Kind::Float => V::F(match self.bytes {
+                2 => half_value(u16::from_le_bytes([b[0], b[1]])),
+                4 => f32::from_le_bytes(b[..4].try_into().unwrap()) as f64,
+                _ => f64::from_le_bytes(b[..8].try_into().unwrap()),
+            }),
+            _ => {
+                let mut x = [0u8; 16];
+                x[..self.bytes].copy_from_slice(&b[..self.bytes]);
+                V::I(self.wrap(i128::from_le_bytes(x)))
+            }
+        }
+    }
+
+    fn min(&self, a: V, b: V) -> V {
+        match (a, b) {
+            (V::I(x), V::I(y)) => V::I(x.min(y)),
+            (V::F(x), V::F(y)) => V::F(x.min(y)),
+            _ => unreachable!(),
+        }
+    }
+
+    fn max(&self, a: V, b: V) -> V {
+        match (a, b) {
+            (V::I(x), V::I(y)) => V::I(x.max(y)),
+            (V::F(x), V::F(y)) => V::F(x.max(y)),
+            _ => unreachable!(),
+        }
+    }
+}
+
+/// binary16 bits of a small integer-valued f64 (exact).
+fn half_bits(f: f64) -> u16 {
+    if f == 0.0 {
+        return if f.is_sign_negative() { 0x8000 } else { 0 };
+    }
+    let s = if f < 0.0 { 0x8000u16 } else { 0 };
+    let a = f.abs();
+    let e = a.log2().floor() as i32;
+    let m = ((a / 2f64.powi(e) - 1.0) * 1024.0).round() as u16;
+    s | (((e + 15) as u16) << 10) | m
+}
+
+fn half_value(h: u16) -> f64 {
+    let s = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = ((h >> 10) & 31) as i32;
+    let m = (h & 1023) as f64;
+    if e == 0 {
+        s * m * 2f64.powi(-24)
+    } else if e == 31 {
+        if m == 0.0 {
+            s * f64::INFINITY
+        } else {
+            f64::NAN
+        }
+    } else {
+        s * (1.0 + m / 1024.0) * 2f64.powi(e - 15)
+    }
+}
+
+/// Reduction operations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    Add,
+    Min,
+    Max,
+    Mul,
+    And,
+    Or,
+    Xor,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Add => "add",
+            Op::Min => "min",
+            Op::Max => "max",
+            Op::Mul => "mul",
+            Op::And => "and",
+            Op::Or => "or",
+            Op::Xor => "xor",
+        }
+    }
+
+    fn apply(self, t: &Ty, a: V, b: V) -> V {
+        let r = match (self, a, b) {
+            (Op::Add, V::I(x), V::I(y)) => V::I(x + y),
+            (Op::Add, V::F(x), V::F(y)) => V::F(x + y),
+            (Op::Mul, V::I(x), V::I(y)) => V::I(t.wrap(x).wrapping_mul(t.wrap(y))),
+            (Op::Mul, V::F(x), V::F(y)) => V::F(x * y),
+            (Op::Min, ..) => t.min(a, b),
+            (Op::Max, ..) => t.max(a, b),
+            (Op::And, V::I(x), V::I(y)) => V::I(x & y),
+            (Op::Or, V::I(x), V::I(y)) => V::I(x | y),
+            (Op::Xor, V::I(x), V::I(y)) => V::I(x ^ y),
+            _ => unreachable!("{self:?} on {a:?}"),
+        };
+        t.norm(r)
+    }
+
+    fn identity(self, t: &Ty) -> V {
+        let bits = 8 * t.bytes as u32;
+        match (self, t.kind) {
+            (Op::Add | Op::Or | Op::Xor, Kind::Float) => V::F(0.0),
+            (Op::Add | Op::Or | Op::Xor, _) => V::I(0),
+            (Op::Mul, Kind::Float) => V::F(1.0),
+            (Op::Mul, _) => V::I(1),
+            (Op::And, _) => V::I(t.wrap(-1)),
+            (Op::Min, Kind::Float) => V::F(f64::INFINITY),
+            (Op::Max, Kind::Float) => V::F(f64::NEG_INFINITY),
+            (Op::Min, Kind::Signed) => V::I((1i128 << (bits - 1)) - 1),
+            (Op::Min, Kind::Unsigned) => V::I((1i128 << bits) - 1),
+            (Op::Max, Kind::Signed) => V::I(-(1i128 << (bits - 1))),
+            (Op::Max, Kind::Unsigned) => V::I(0),
+        }
+    }
+
+    fn fold(self, t: &Ty, vals: impl Iterator<Item = V>) -> V {
+        vals.fold(self.identity(t), |a, b| self.apply(t, a, b))
+    }
+}
+
+/// What the host knows about one sub-group of one launch.
+struct Sg<'a> {
+    w: usize,
+    /// Input values (`in`, `mulin`) of the sub-group's lanes.
+    x: &'a [V],
+    m: &'a [V],
+    act: &'a [bool],
+    /// Kernel scalars: a shuffle index per lane, a uniform delta, a uniform lane.
+    idx: &'a [usize],
+    delta: usize,
+    lane: usize,
+}
+
+/// One function call: the OpenCL C expression (of `x`, `m`, `l` = sub-group local
+/// id, `ix` = per-lane index, `d` = uniform delta, `bl` = uniform lane) and its host
+/// value for lane `l` (None: undefined, not compared).
+struct Case {
+    code: String,
+    divergent: bool,
+    host: Box<dyn Fn(&Ty, &Sg<'_>, usize) -> Option<V>>,
+}
+
+fn case(
+    code: impl Into<String>,
+    divergent: bool,
+    host: impl Fn(&Ty, &Sg<'_>, usize) -> Option<V> + 'static,
+) -> Case {
+    Case {
+        code: code.into(),
+        divergent,
+        host: Box::new(host),
+    }
+}
+
+/// Every case for type `t` at width `w`.
+fn cases(t: &Ty, w: usize) -> Vec<Case> {
+    let mut c = Vec::new();
+    let mut ops = vec![Op::Add, Op::Min, Op::Max, Op::Mul];
+    if t.is_int() {
+        ops.extend([Op::And, Op::Or, Op::Xor]);
+    }
+    // cl_khr_subgroup_extended_types / cl_intel_subgroups_{short,char}: reduce and
+    // scans in uniform control flow (add, min, max).
+    for op in [Op::Add, Op::Min, Op::Max] {
+        let n = op.name();
+        c.push(case(
+            format!("sub_group_reduce_{n}(x)"),
+            false,
+            move |t, s, _| Some(op.fold(t, s.x.iter().copied())),
+        ));
+        c.push(case(
+            format!("sub_group_scan_inclusive_{n}(x)"),
+            false,
+            move |t, s, l| Some(op.fold(t, s.x[..=l].iter().copied())),
+        ));
+        c.push(case(
+            format!("sub_group_scan_exclusive_{n}(x)"),
+            false,
+            move |t, s, l| Some(op.fold(t, s.x[..l].iter().copied())),
+        ));
+    }
+    c.push(case("sub_group_broadcast(x, bl)", false, |_, s, _| {
+        Some(s.x[s.lane])
+    }));
+    // cl_khr_subgroup_non_uniform_arithmetic: only the active lanes take part.
+    for op in ops.iter().copied() {
+        let n = op.name();
+        let (src, mul) = if op == Op::Mul {
+            ("m", true)
+        } else {
+            ("x", false)
+        };
+        let pick = move |s: &Sg<'_>, i: usize| if mul { s.m[i] } else { s.x[i] };
+        c.push(case(
+            format!("sub_group_non_uniform_reduce_{n}({src})"),
+            true,
+            move |t, s, _| Some(op.fold(t, (0..s.w).filter(|&i| s.act[i]).map(|i| pick(s, i)))),
+        ));
+        c.push(case(
+            format!("sub_group_non_uniform_scan_inclusive_{n}({src})"),
+            true,
+            move |t, s, l| Some(op.fold(t, (0..=l).filter(|&i| s.act[i]).map(|i| pick(s, i)))),
+        ));
+        c.push(case(
+            format!("sub_group_non_uniform_scan_exclusive_{n}({src})"),
+            true,
+            move |t, s, l| Some(op.fold(t, (0..l).filter(|&i| s.act[i]).map(|i| pick(s, i)))),
+        ));
+        // cl_khr_subgroup_clustered_reduce: every cluster size up to W.
+        let mut cs = 1;
+        while cs <= w {
+            c.push(case(
+                format!("sub_group_clustered_reduce_{n}({src}, {cs})"),
+                true,
+                move |t, s, l| {
+                    let base = l / cs * cs;
+                    Some(op.fold(
+                        t,
+                        (base..base + cs).filter(|&i| s.act[i]).map(|i| pick(s, i)),
+                    ))
+                },
+            ));
+            cs *= 2;
+        }
+    }
+    // Non-uniform broadcasts and the all-equal vote, among the active lanes.
+    let first = |s: &Sg<'_>| (0..s.w).find(|&i| s.act[i]).unwrap_or(0);
+    c.push(case(
+        "sub_group_broadcast_first(x)",
+        true,
+        move |_, s, _| Some(s.x[first(s)]),
+    ));
+    c.push(case(
+        "sub_group_non_uniform_broadcast(x, fl)",
+        true,
+        move |_, s, _| Some(s.x[first(s)]),
+    ));
+    if !matches!(t.bytes, 1 | 2) || t.kind == Kind::Float {
+        let yes = |t: &Ty| t.norm(V::I(1));
+        let no = |t: &Ty| t.norm(V::I(0));
+        c.push(case(
+            "sub_group_non_uniform_all_equal(x)",
+            true,
+            move |t, s, _| {
+                let f = s.x[first(s)];
+                let eq = (0..s.w).filter(|&i| s.act[i]).all(|i| s.x[i] == f);
+                Some(if eq { yes(t) } else { no(t) })
+            },
+        ));
+        // Equal on the active lanes, different on the inactive ones.
+        c.push(case(
+            "sub_group_non_uniform_all_equal(act[i] ? (T)3 : x)",
+            true,
+            move |t, _, _| Some(yes(t)),
+        ));
+    }
+    // cl_khr_subgroup_shuffle.
+    c.push(case("sub_group_shuffle(x, ix)", false, |_, s, l| {
+        Some(s.x[s.idx[l]])
+    }));
+    c.push(case("sub_group_shuffle_xor(x, d)", false, |_, s, l| {
+        Some(s.x[l ^ s.delta])
+    }));
+    c.push(case("sub_group_shuffle_xor(x, 1)", false, |_, s, l| {
+        Some(s.x[l ^ 1])
+    }));
+    // cl_khr_subgroup_shuffle_relative: lanes past the sub-group are undefined.
+    c.push(case("sub_group_shuffle_up(x, d)", false, |_, s, l| {
+        l.checked_sub(s.delta).map(|i| s.x[i])
+    }));
+    c.push(case("sub_group_shuffle_down(x, d)", false, |_, s, l| {
+        (l + s.delta < s.w).then(|| s.x[l + s.delta])
+    }));
+    c.push(case("sub_group_shuffle_up(x, 1)", false, |_, s, l| {
+        l.checked_sub(1).map(|i| s.x[i])
+    }));
+    c.push(case("sub_group_shuffle_down(x, 3)", false, |_, s, l| {
+        (l + 3 < s.w).then(|| s.x[l + 3])
+    }));
+    // cl_khr_subgroup_rotate.
+    c.push(case("sub_group_rotate(x, d)", false, |_, s, l| {
+        Some(s.x[(l + s.delta) % s.w])
+    }));
+    c.push(case("sub_group_rotate(x, 3)", false, |_, s, l| {
+        Some(s.x[(l + 3) % s.w])
+    }));
+    let mut cs = 1;
+    while cs <= w {
+        for (dc, dh) in [("d", None), ("1", Some(1)), ("5", Some(5))] {
+            c.push(case(
+                format!("sub_group_clustered_rotate(x, {dc}, {cs})"),
+                false,
+                move |_, s, l| {
+                    let d = dh.unwrap_or(s.delta);
+                    Some(s.x[((l + d) & (cs - 1)) + (l & !(cs - 1))])
+                },
+            ));
+        }
+        cs *= 2;
+    }
+    // cl_intel_subgroups (+ _short, _char, _long): shuffles of every type.
+    c.push(case("intel_sub_group_shuffle(x, ix)", false, |_, s, l| {
+        Some(s.x[s.idx[l]])
+    }));
+    c.push(case(
+        "intel_sub_group_shuffle_xor(x, d)",
+        false,
+        |_, s, l| Some(s.x[l ^ s.delta]),
+    ));
+    c.push(case(
+        "intel_sub_group_shuffle_down(x, m, d)",
+        false,
+        |_, s, l| {
+            let j = l + s.delta;
+            Some(if j < s.w { s.x[j] } else { s.m[j - s.w] })
+        },
+    ));
+    c.push(case(
+        "intel_sub_group_shuffle_up(m, x, d)",
+        false,
+        |_, s, l| {
+            Some(if l >= s.delta {
+                s.x[l - s.delta]
+            } else {
+                s.m[s.w + l - s.delta]
+            })
+        },
+    ));
+    if t.is_int() && t.bytes <= 2 {
+        // cl_intel_subgroups_short / _char: intel_ prefixed broadcast and reductions.
+        c.push(case(
+            "intel_sub_group_broadcast(x, bl)",
+            false,
+            |_, s, _| Some(s.x[s.lane]),
+        ));
+        for op in [Op::Add, Op::Min, Op::Max] {
+            let n = op.name();
+            c.push(case(
+                format!("intel_sub_group_reduce_{n}(x)"),
+                false,
+                move |t, s, _| Some(op.fold(t, s.x.iter().copied())),
+            ));
+            c.push(case(
+                format!("intel_sub_group_scan_exclusive_{n}(x)"),
+                false,
+                move |t, s, l| Some(op.fold(t, s.x[..l].iter().copied())),
+            ));
+            c.push(case(
+                format!("intel_sub_group_scan_inclusive_{n}(x)"),
+                false,
+                move |t, s, l| Some(op.fold(t, s.x[..=l].iter().copied())),
+            ));
+        }
+    }
+    c
+}
+
+fn kernel_source(t: &Ty, w: usize, cases: &[Case]) -> String {
+    let k = cases.len();
+    let mut body = String::new();
+    for (slot, c) in cases.iter().enumerate().filter(|(_, c)| !c.divergent) {
+        body += &format!("    o[{slot}] = (T)({});\n", c.code);
+    }
+    body += "    if (act[i]) {\n";
+    for (slot, c) in cases.iter().enumerate().filter(|(_, c)| c.divergent) {
+        body += &format!("        o[{slot}] = (T)({});\n", c.code);
+    }
+    body += "    }\n";
+    let ext = if t.name == "half" {
+        "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"{ext}typedef {ty} T;
+__attribute__((intel_reqd_sub_group_size({w})))
+kernel void k(global const T* xin, global const T* mi, global const int* act,
+              global const uint* idx, uint d, uint bl, global T* out) {{
+    size_t i = get_global_id(0);
+    global T* o = out + i * {k};
+    T x = xin[i];
+    T m = mi[i];
+    uint l = get_sub_group_local_id();
+    uint ix = idx[i];
+    uint fl = sub_group_broadcast(idx[i] >> 16, 0);
+{body}}}
+"#,
+        ty = t.name
+    )
+}
+
+fn widths(ctx: &DeviceContext) -> Vec<usize> {
+    [4, 8, 16, 32]
+        .into_iter()
+        .filter(|w| ctx.sub_group_sizes().contains(w))
+        .collect()
+}
+
+fn available(ctx: &DeviceContext, exts: &[&str]) -> bool {
+    exts.iter().all(|e| require(ctx.has_extension(e), e))
+        && require(
+            ctx.has_extension("cl_intel_required_subgroup_size"),
+            "cl_intel_required_subgroup_size",
+        )
+}
+
+const ALL_EXTS: &[&str] = &[
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
+    "cl_intel_subgroups",
+    "cl_intel_subgroups_short",
+    "cl_intel_subgroups_char",
+    "cl_intel_subgroups_long",
+];
+
+/// Runs every case of type `t` at every width and compares with the host.
+fn run_type(t: &Ty) {
+    let ctx = DeviceContext::new();
+    if !available(&ctx, ALL_EXTS) {
+        return;
+    }
+    if t.name == "half" && !require(ctx.has_extension("cl_khr_fp16"), "cl_khr_fp16") {
+        return;
+    }
+    if t.name == "double" && !require(ctx.has_extension("cl_khr_fp64"), "cl_khr_fp64") {
+        return;
+    }
+    for w in widths(&ctx) {
+        let cs = cases(t, w);
+        let k = cs.len();
+        let src = kernel_source(t, w, &cs);
+        let prog = match ctx.try_build(&src, OPTS) {
+            Ok(p) => p,
+            Err(e) => panic!("{} W={w}: build failed: {e:?}\n{src}", t.name),
+        };
+        let kernel = prog.kernel("k");
+        let local = 4 * w;
+        let n = 2 * local;
+        let mut rng = TestRng::new(w as u64 * 1000 + t.bytes as u64 * 7 + t.kind as u64);
+        // Small values: exact sums in every type; products of +-1 and a few 2s.
+        let x: Vec<V> = (0..n)
+            .map(|_| {
+                let v = (rng.next_u32() % 41) as i128 - 20;
+                t.norm(V::I(if t.kind == Kind::Unsigned { v.abs() } else { v }))
+            })
+            .collect();
+        let m: Vec<V> = (0..n)
+            .map(|i| {
+                let r = rng.next_u32();
+                let v = if i % 8 == 3 {
+                    2
+                } else if r % 3 == 0 {
+                    -1
+                } else {
+                    1
+                };
+                t.norm(V::I(v))
+            })
+            .collect();
+        // Activity: random, one sub-group fully active, one with a single lane.
+        let act: Vec<bool> = (0..n)
+            .map(|i| match i / w {
+                0 => true,
+                1 => i % w == w - 1,
+                _ => rng.next_u32() % 3 != 0,
+            })
+            .collect();
+        let delta = 1 + (rng.next_u32() as usize % (w - 1).max(1));
+        let lane = rng.next_u32() as usize % w;
+        // Per-lane index in the low bits; the first active lane of the sub-group in the
+        // high 16 bits of lane 0 (a uniform lane id for the non-uniform broadcast).
+        let mut idx: Vec<u32> = (0..n).map(|_| rng.next_u32() % w as u32).collect();
+        for sg in 0..n / w {
+            let f = (0..w).find(|&i| act[sg * w + i]).unwrap_or(0);
+            idx[sg * w] |= (f as u32) << 16;
+        }
+        let enc = |vals: &[V]| -> Vec<u8> { vals.iter().flat_map(|v| t.encode(*v)).collect() };
+        let bx = ctx.buffer_from(&enc(&x));
+        let bm = ctx.buffer_from(&enc(&m));
+        let ba = ctx.buffer_from(&act.iter().map(|a| *a as i32).collect::<Vec<_>>());
+        let bi = ctx.buffer_from(&idx);
+        let bo = ctx.buffer_zeroed::<u8>(n * k * t.bytes);
+        kernel
+            .arg_buffer(0, &bx)
+            .arg_buffer(1, &bm)
+            .arg_buffer(2, &ba)
+            .arg_buffer(3, &bi)
+            .arg(4, delta as u32)
+            .arg(5, lane as u32)
+            .arg_buffer(6, &bo);
+        ctx.run(&kernel, &[n], Some(&[local]));
+        let got: Vec<u8> = ctx.read(&bo, n * k * t.bytes);
+        let lane_idx: Vec<usize> = idx.iter().map(|v| (v & 0xffff) as usize).collect();
+        let mut bad = Vec::new();
+        for sg in 0..n / w {
+            let r = sg * w..sg * w + w;
+            let s = Sg {
+                w,
+                x: &x[r.clone()],
+                m: &m[r.clone()],
+                act: &act[r.clone()],
+                idx: &lane_idx[r],
+                delta,
+                lane,
+            };
+            for l in 0..w {
+                let i = sg * w + l;
+                for (slot, c) in cs.iter().enumerate() {
+                    if c.divergent && !act[i] {
+                        continue;
+                    }
+                    let Some(want) = (c.host)(t, &s, l) else {
+                        continue;
+                    };
+                    let at = (i * k + slot) * t.bytes;
+                    let have = t.decode(&got[at..at + t.bytes]);
+                    if have != t.norm(want) {
+                        bad.push(format!(
+                            "{} W={w} sub-group {sg} lane {l} (active {}): {} = {have:?}, expected {want:?}",
+                            t.name, act[i], c.code
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{} mismatches, first: {:#?}",
+            bad.len(),
+            &bad[..bad.len().min(12)]
+        );
+    }
+}
+
+#[test]
+fn char_functions() {
+    run_type(&TYPES[0]);
+}
+#[test]
+fn uchar_functions() {
+    run_type(&TYPES[1]);
+}
+#[test]
+fn short_functions() {
+    run_type(&TYPES[2]);
+}
+#[test]
+fn ushort_functions() {
+    run_type(&TYPES[3]);
+}
+#[test]
+fn int_functions() {
+    run_type(&TYPES[4]);
+}
+#[test]
+fn uint_functions() {
+    run_type(&TYPES[5]);
+}
+#[test]
+fn long_functions() {
+    run_type(&TYPES[6]);
+}
+#[test]
+fn ulong_functions() {
+    run_type(&TYPES[7]);
+}
+#[test]
+fn half_functions() {
+    run_type(&TYPES[8]);
+}
+#[test]
+fn float_functions() {
+    run_type(&TYPES[9]);
+}
+#[test]
+fn double_functions() {
+    run_type(&TYPES[10]);
+}
