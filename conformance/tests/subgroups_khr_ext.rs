@@ -272,13 +272,16 @@ struct Sg<'a> {
     lane: usize,
 }
 
+/// The host value of a case for one lane.
+type HostFn = dyn Fn(&Ty, &Sg<'_>, usize) -> Option<V>;
+
 /// One function call: the OpenCL C expression (of `x`, `m`, `l` = sub-group local
 /// id, `ix` = per-lane index, `d` = uniform delta, `bl` = uniform lane) and its host
 /// value for lane `l` (None: undefined, not compared).
 struct Case {
     code: String,
     divergent: bool,
-    host: Box<dyn Fn(&Ty, &Sg<'_>, usize) -> Option<V>>,
+    host: Box<HostFn>,
 }
 
 fn case(
@@ -595,7 +598,7 @@ fn run_type(t: &Ty) {
                 let r = rng.next_u32();
                 let v = if i % 8 == 3 {
                     2
-                } else if r % 3 == 0 {
+                } else if r.is_multiple_of(3) {
                     -1
                 } else {
                     1
@@ -608,7 +611,7 @@ fn run_type(t: &Ty) {
             .map(|i| match i / w {
                 0 => true,
                 1 => i % w == w - 1,
-                _ => rng.next_u32() % 3 != 0,
+                _ => !rng.next_u32().is_multiple_of(3),
             })
             .collect();
         let delta = 1 + (rng.next_u32() as usize % (w - 1).max(1));
@@ -721,4 +724,244 @@ fn float_functions() {
 #[test]
 fn double_functions() {
     run_type(&TYPES[10]);
+}
+
+/// cl_khr_subgroup_ballot and cl_khr_subgroup_non_uniform_vote (all, any, elect) and
+/// the logical non-uniform reductions, under a random activity mask.
+#[test]
+fn ballot_vote_and_logical() {
+    let ctx = DeviceContext::new();
+    if !available(
+        &ctx,
+        &["cl_khr_subgroup_ballot", "cl_khr_subgroup_non_uniform_vote"],
+    ) || !available(&ctx, &["cl_khr_subgroup_non_uniform_arithmetic"])
+    {
+        return;
+    }
+    const K: usize = 27;
+    for w in widths(&ctx) {
+        let src = format!(
+            r#"__attribute__((intel_reqd_sub_group_size({w})))
+kernel void k(global const int* act, global const int* p, global const uint* ubin,
+              global const uint* ixin, global uint* out) {{
+    size_t i = get_global_id(0);
+    global uint* o = out + i * {K};
+    uint4 ub = (uint4)(sub_group_broadcast(ubin[i], 0), 0, 0, 0);
+    uint ix = ixin[i];
+    uint4 m[5] = {{ get_sub_group_eq_mask(), get_sub_group_ge_mask(), get_sub_group_gt_mask(),
+                    get_sub_group_le_mask(), get_sub_group_lt_mask() }};
+    for (int j = 0; j < 5; j++) {{ o[j] = m[j].x; o[5] |= m[j].y | m[j].z | m[j].w; }}
+    if (act[i]) {{
+        uint4 bal = sub_group_ballot(p[i]);
+        o[6] = bal.x;
+        o[7] = bal.y | bal.z | bal.w;
+        o[8] = sub_group_inverse_ballot(ub);
+        o[9] = sub_group_ballot_bit_extract(ub, ix);
+        o[10] = sub_group_ballot_bit_count(ub);
+        o[11] = sub_group_ballot_inclusive_scan(ub);
+        o[12] = sub_group_ballot_exclusive_scan(ub);
+        o[13] = sub_group_ballot_find_lsb(ub);
+        o[14] = sub_group_ballot_find_msb(ub);
+        o[15] = sub_group_non_uniform_all(p[i]);
+        o[16] = sub_group_non_uniform_any(p[i]);
+        o[17] = sub_group_elect();
+        o[18] = sub_group_non_uniform_reduce_logical_and(p[i]);
+        o[19] = sub_group_non_uniform_reduce_logical_or(p[i]);
+        o[20] = sub_group_non_uniform_reduce_logical_xor(p[i]);
+        o[21] = sub_group_non_uniform_scan_inclusive_logical_and(p[i]);
+        o[22] = sub_group_non_uniform_scan_exclusive_logical_or(p[i]);
+        o[23] = sub_group_non_uniform_scan_inclusive_logical_xor(p[i]);
+        o[24] = sub_group_ballot_bit_count(bal);
+        o[25] = sub_group_ballot_bit_extract(bal, ix);
+        o[26] = sub_group_inverse_ballot(bal);
+    }}
+}}"#
+        );
+        let kernel = ctx.kernel(&src, OPTS, "k");
+        let n = 8 * w;
+        let mut rng = TestRng::new(77 + w as u64);
+        let act: Vec<i32> = (0..n)
+            .map(|i| match i / w {
+                0 => 1,
+                1 => (i % w == 0) as i32,
+                2 => (i % w != 0) as i32,
+                _ => !rng.next_u32().is_multiple_of(3) as i32,
+            })
+            .collect();
+        let p: Vec<i32> = (0..n)
+            .map(|i| match i / w {
+                3 => 1,
+                4 => 0,
+                _ => (rng.next_u32() % 2) as i32 * (rng.next_u32() as i32 | 1),
+            })
+            .collect();
+        // Lane 0's word is the sub-group's ballot value (never 0: find_lsb/msb).
+        let ub: Vec<u32> = (0..n)
+            .map(|_| rng.next_u32() | (1 << (rng.next_u32() % w as u32)))
+            .collect();
+        let ix: Vec<u32> = (0..n).map(|_| rng.next_u32() % w as u32).collect();
+        let out = ctx.buffer_zeroed::<u32>(n * K);
+        let (ba, bp, bu, bx) = (
+            ctx.buffer_from(&act),
+            ctx.buffer_from(&p),
+            ctx.buffer_from(&ub),
+            ctx.buffer_from(&ix),
+        );
+        kernel
+            .arg_buffer(0, &ba)
+            .arg_buffer(1, &bp)
+            .arg_buffer(2, &bu)
+            .arg_buffer(3, &bx)
+            .arg_buffer(4, &out);
+        ctx.run(&kernel, &[n], Some(&[2 * w]));
+        let got: Vec<u32> = ctx.read(&out, n * K);
+        let all = ((1u64 << w) - 1) as u32;
+        for sg in 0..n / w {
+            let r = sg * w..sg * w + w;
+            let a: Vec<bool> = act[r.clone()].iter().map(|v| *v != 0).collect();
+            let pv: Vec<bool> = p[r.clone()].iter().map(|v| *v != 0).collect();
+            let u = ub[sg * w] & all;
+            let bal: u32 = (0..w).filter(|&l| a[l] && pv[l]).map(|l| 1u32 << l).sum();
+            let first = (0..w).find(|&l| a[l]).unwrap_or(0);
+            let fold = |upto: usize, init: bool, f: fn(bool, bool) -> bool| {
+                (0..upto)
+                    .filter(|&j| a[j])
+                    .fold(init, |acc, j| f(acc, pv[j]))
+            };
+            #[allow(clippy::needless_range_loop)]
+            for l in 0..w {
+                let i = sg * w + l;
+                let o = &got[i * K..i * K + K];
+                let le = ((1u64 << (l + 1)) - 1) as u32;
+                let masks = [1u32 << l, all & !((1u32 << l) - 1), all & !le, le, le >> 1];
+                let ctx_msg = format!("W={w} sub-group {sg} lane {l} active {}", a[l]);
+                assert_eq!(
+                    &o[..6],
+                    &[masks[0], masks[1], masks[2], masks[3], masks[4], 0],
+                    "masks eq/ge/gt/le/lt, {ctx_msg}"
+                );
+                if !a[l] {
+                    continue;
+                }
+                let and = |x: bool, y: bool| x && y;
+                let or = |x: bool, y: bool| x || y;
+                let xor = |x: bool, y: bool| x ^ y;
+                let want = [
+                    bal,
+                    0,
+                    (u >> l) & 1,
+                    (u >> ix[i]) & 1,
+                    u.count_ones(),
+                    (u & le).count_ones(),
+                    (u & (le >> 1)).count_ones(),
+                    u.trailing_zeros(),
+                    31 - u.leading_zeros(),
+                    fold(w, true, and) as u32,
+                    fold(w, false, or) as u32,
+                    (l == first) as u32,
+                    fold(w, true, and) as u32,
+                    fold(w, false, or) as u32,
+                    fold(w, false, xor) as u32,
+                    fold(l + 1, true, and) as u32,
+                    fold(l, false, or) as u32,
+                    fold(l + 1, false, xor) as u32,
+                    bal.count_ones(),
+                    (bal >> ix[i]) & 1,
+                    (bal >> l) & 1,
+                ];
+                assert_eq!(&o[6..], &want, "ballot/vote/logical results, {ctx_msg}");
+            }
+        }
+    }
+}
+
+/// cl_intel_subgroups_short / _char / _long block reads and writes on global memory:
+/// component `c` of lane `l` is `p[c * W + l]`.
+#[test]
+fn intel_block_read_write_short_char_long() {
+    let ctx = DeviceContext::new();
+    if !available(
+        &ctx,
+        &[
+            "cl_intel_subgroups_short",
+            "cl_intel_subgroups_char",
+            "cl_intel_subgroups_long",
+        ],
+    ) {
+        return;
+    }
+    for w in widths(&ctx) {
+        for (ty, suf, bytes, ns) in [
+            ("ushort", "us", 2usize, &[1usize, 2, 4, 8][..]),
+            ("uchar", "uc", 1, &[1, 2, 4, 8, 16][..]),
+            ("ulong", "ul", 8, &[1, 2, 4, 8][..]),
+        ] {
+            for &nv in ns {
+                let vs = if nv == 1 {
+                    String::new()
+                } else {
+                    nv.to_string()
+                };
+                let src = format!(
+                    r#"__attribute__((intel_reqd_sub_group_size({w})))
+kernel void k(global const {ty}* in, global {ty}* out, global {ty}* copy) {{
+    size_t sg = get_group_id(0) * get_num_sub_groups() + get_sub_group_id();
+    const global {ty}* p = in + sg * {w} * {nv};
+    {ty}{vs} v = intel_sub_group_block_read_{suf}{vs}(p);
+    vstore{vs}(v, get_global_id(0), out);
+    intel_sub_group_block_write_{suf}{vs}(copy + sg * {w} * {nv}, v + ({ty}{vs})1);
+}}"#
+                );
+                let src = if nv == 1 {
+                    src.replace(
+                        "vstore(v, get_global_id(0), out)",
+                        "out[get_global_id(0)] = v",
+                    )
+                } else {
+                    src
+                };
+                let kernel = ctx.kernel(&src, OPTS, "k");
+                let n = 4 * w;
+                let total = n * nv;
+                let data: Vec<u8> = (0..total * bytes).map(|b| (b * 7 + 3) as u8).collect();
+                let val = |i: usize| -> u128 {
+                    let mut x = [0u8; 16];
+                    x[..bytes].copy_from_slice(&data[i * bytes..(i + 1) * bytes]);
+                    u128::from_le_bytes(x)
+                };
+                let bin = ctx.buffer_from(&data);
+                let bout = ctx.buffer_zeroed::<u8>(total * bytes);
+                let bcopy = ctx.buffer_zeroed::<u8>(total * bytes);
+                kernel
+                    .arg_buffer(0, &bin)
+                    .arg_buffer(1, &bout)
+                    .arg_buffer(2, &bcopy);
+                ctx.run(&kernel, &[n], Some(&[2 * w]));
+                let out: Vec<u8> = ctx.read(&bout, total * bytes);
+                let copy: Vec<u8> = ctx.read(&bcopy, total * bytes);
+                let get = |buf: &[u8], i: usize| -> u128 {
+                    let mut x = [0u8; 16];
+                    x[..bytes].copy_from_slice(&buf[i * bytes..(i + 1) * bytes]);
+                    u128::from_le_bytes(x)
+                };
+                let wrap = |v: u128| v & ((1u128 << (8 * bytes)) - 1);
+                for gid in 0..n {
+                    let (sg, l) = (gid / w, gid % w);
+                    for c in 0..nv {
+                        let src_i = sg * w * nv + c * w + l;
+                        assert_eq!(
+                            get(&out, gid * nv + c),
+                            val(src_i),
+                            "W={w} {ty}{vs} read: item {gid} component {c}"
+                        );
+                        assert_eq!(
+                            get(&copy, src_i),
+                            wrap(val(src_i) + 1),
+                            "W={w} {ty}{vs} write: item {gid} component {c}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
