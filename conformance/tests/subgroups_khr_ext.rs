@@ -470,6 +470,48 @@ fn cases(t: &Ty, w: usize) -> Vec<Case> {
             })
         },
     ));
+    // Vectors: broadcasts (cl_khr_subgroup_extended_types), Intel shuffles.
+    c.push(case(
+        "sub_group_broadcast((T2)(x, m), bl).y",
+        false,
+        |_, s, _| Some(s.m[s.lane]),
+    ));
+    c.push(case(
+        "sub_group_broadcast((T3)(m, x, m), bl).y",
+        false,
+        |_, s, _| Some(s.x[s.lane]),
+    ));
+    c.push(case(
+        "sub_group_broadcast((T8)(x, m, x, m, x, x, x, m), bl).s7",
+        false,
+        |_, s, _| Some(s.m[s.lane]),
+    ));
+    c.push(case(
+        "sub_group_broadcast((T16)(x) + (T16)(m), bl).sf",
+        false,
+        |t, s, _| Some(Op::Add.apply(t, s.x[s.lane], s.m[s.lane])),
+    ));
+    // (opencl-c.h has no half vector or long vector Intel shuffles.)
+    if t.bytes != 8 && t.name != "half" {
+        c.push(case(
+            "intel_sub_group_shuffle((T4)(x, m, x, m), ix).w",
+            false,
+            |_, s, l| Some(s.m[s.idx[l]]),
+        ));
+        c.push(case(
+            "intel_sub_group_shuffle_xor((T2)(x, m), d).x",
+            false,
+            |_, s, l| Some(s.x[l ^ s.delta]),
+        ));
+        c.push(case(
+            "intel_sub_group_shuffle_down((T8)(x), (T8)(m), d).s5",
+            false,
+            |_, s, l| {
+                let j = l + s.delta;
+                Some(if j < s.w { s.x[j] } else { s.m[j - s.w] })
+            },
+        ));
+    }
     if t.is_int() && t.bytes <= 2 {
         // cl_intel_subgroups_short / _char: intel_ prefixed broadcast and reductions.
         c.push(case(
@@ -517,6 +559,11 @@ fn kernel_source(t: &Ty, w: usize, cases: &[Case]) -> String {
     };
     format!(
         r#"{ext}typedef {ty} T;
+typedef {ty}2 T2;
+typedef {ty}3 T3;
+typedef {ty}4 T4;
+typedef {ty}8 T8;
+typedef {ty}16 T16;
 __attribute__((intel_reqd_sub_group_size({w})))
 kernel void k(global const T* xin, global const T* mi, global const int* act,
               global const uint* idx, uint d, uint bl, global T* out) {{
