@@ -1012,3 +1012,99 @@ kernel void k(global const {ty}* in, global {ty}* out, global {ty}* copy) {{
         }
     }
 }
+
+/// cl_intel_subgroup_local_block_io with the short/char/long forms: block reads and
+/// writes of __local arrays (uint, ushort, uchar, ulong), one program per width.
+#[test]
+fn intel_local_block_read_write() {
+    let ctx = DeviceContext::new();
+    if !available(
+        &ctx,
+        &[
+            "cl_intel_subgroup_local_block_io",
+            "cl_intel_subgroups_short",
+            "cl_intel_subgroups_char",
+            "cl_intel_subgroups_long",
+        ],
+    ) {
+        return;
+    }
+    for w in widths(&ctx) {
+        // Each sub-group reads 2 blocks (2 components) of its own part of the local
+        // array, writes them back swapped and +1 into another array.
+        let body = |ty: &str, suf: &str, n: usize| {
+            format!(
+                r#"    {{
+        local {ty}* a = a_{suf};
+        local {ty}* b = b_{suf};
+        for (uint j = lid; j < {n}; j += ls) a[j] = ({ty})(in[gid * 0 + grp * {n} + j] * 3 + 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        {ty}2 v = intel_sub_group_block_read_{suf}2(a + sg * 2 * {w});
+        intel_sub_group_block_write_{suf}2(b + sg * 2 * {w}, (({ty}2)(v.y, v.x)) + ({ty}2)1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint j = lid; j < {n}; j += ls) out_{suf}[grp * {n} + j] = b[j];
+    }}
+"#
+            )
+        };
+        let local = 2 * w;
+        let n = 2 * local;
+        let src = format!(
+            r#"__attribute__((intel_reqd_sub_group_size({w})))
+kernel void k(global const uint* in, global uint* out_ui, global ushort* out_us,
+              global uchar* out_uc, global ulong* out_ul) {{
+    uint lid = get_local_id(0), ls = get_local_size(0), grp = get_group_id(0);
+    uint sg = get_sub_group_id();
+    size_t gid = get_global_id(0);
+    local uint a_ui[{n}], b_ui[{n}];
+    local ushort a_us[{n}], b_us[{n}];
+    local uchar a_uc[{n}], b_uc[{n}];
+    local ulong a_ul[{n}], b_ul[{n}];
+{}{}{}{}}}"#,
+            body("uint", "ui", n),
+            body("ushort", "us", n),
+            body("uchar", "uc", n),
+            body("ulong", "ul", n)
+        );
+        let kernel = ctx.kernel(&src, OPTS, "k");
+        let groups = 3;
+        let total = groups * n;
+        let input: Vec<u32> = (0..total as u32)
+            .map(|i| i.wrapping_mul(2654435761))
+            .collect();
+        let bin = ctx.buffer_from(&input);
+        let bui = ctx.buffer_zeroed::<u32>(total);
+        let bus = ctx.buffer_zeroed::<u16>(total);
+        let buc = ctx.buffer_zeroed::<u8>(total);
+        let bul = ctx.buffer_zeroed::<u64>(total);
+        kernel
+            .arg_buffer(0, &bin)
+            .arg_buffer(1, &bui)
+            .arg_buffer(2, &bus)
+            .arg_buffer(3, &buc)
+            .arg_buffer(4, &bul);
+        ctx.run(&kernel, &[groups * local], Some(&[local]));
+        let (ui, us, uc, ul): (Vec<u32>, Vec<u16>, Vec<u8>, Vec<u64>) = (
+            ctx.read(&bui, total),
+            ctx.read(&bus, total),
+            ctx.read(&buc, total),
+            ctx.read(&bul, total),
+        );
+        for g in 0..groups {
+            for j in 0..n {
+                // Element j of the group's array: sub-group j / (2W), block c, lane l.
+                let (sg, c, l) = (j / (2 * w), (j / w) % 2, j % w);
+                let src_j = sg * 2 * w + (1 - c) * w + l;
+                // Computed in uint, then converted to the array's type.
+                let a = |k: usize| u64::from(input[g * n + k].wrapping_mul(3).wrapping_add(1));
+                let i = g * n + j;
+                let want = a(src_j) + 1;
+                let msg = format!("W={w} group {g} element {j}");
+                assert_eq!(u64::from(ui[i]), want & 0xffff_ffff, "uint {msg}");
+                assert_eq!(u64::from(us[i]), want & 0xffff, "ushort {msg}");
+                assert_eq!(u64::from(uc[i]), want & 0xff, "uchar {msg}");
+                assert_eq!(ul[i], a(src_j) + 1, "ulong {msg}");
+            }
+        }
+    }
+}

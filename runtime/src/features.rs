@@ -45,6 +45,8 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_intel_subgroups_short", (1, 0, 0)),
     ("cl_intel_subgroups_char", (1, 0, 0)),
     ("cl_intel_subgroups_long", (1, 0, 0)),
+    // Intel block reads/writes on __local pointers (same lowering as __global).
+    ("cl_intel_subgroup_local_block_io", (1, 0, 0)),
     ("cl_khr_suggested_local_work_size", (1, 0, 0)),
     ("cl_intel_unified_shared_memory", (1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", (1, 0, 0)),
