@@ -1108,3 +1108,58 @@ kernel void k(global const uint* in, global uint* out_ui, global ushort* out_us,
         }
     }
 }
+
+/// `sub_group_barrier` (cl_khr_subgroups): lanes exchange values through __local and
+/// __global memory across it, also inside a branch only some sub-groups take.
+#[test]
+fn sub_group_barrier_orders_memory() {
+    let ctx = DeviceContext::new();
+    if !available(&ctx, &["cl_khr_subgroups"]) {
+        return;
+    }
+    for w in widths(&ctx) {
+        let local = 4 * w;
+        let src = format!(
+            r#"__attribute__((intel_reqd_sub_group_size({w})))
+kernel void k(global const int* in, global int* tmp, global int* out) {{
+    local int l[{local}];
+    size_t i = get_global_id(0);
+    uint lid = get_local_id(0), sgl = get_sub_group_local_id();
+    uint base = get_sub_group_id() * {w};
+    if (get_sub_group_id() % 2 == 0) {{
+        l[lid] = in[i];
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        out[i] = l[base + {w} - 1 - sgl];
+    }} else {{
+        tmp[i] = in[i] * 2;
+        sub_group_barrier(CLK_GLOBAL_MEM_FENCE, memory_scope_sub_group);
+        out[i] = tmp[i - sgl + ({w} - 1 - sgl)];
+    }}
+}}"#
+        );
+        let kernel = ctx.kernel(&src, OPTS, "k");
+        let n = 2 * local;
+        let input: Vec<i32> = (0..n as i32).map(|v| v * 7 - 40).collect();
+        let (bi, bt, bo) = (
+            ctx.buffer_from(&input),
+            ctx.buffer_zeroed::<i32>(n),
+            ctx.buffer_zeroed::<i32>(n),
+        );
+        kernel
+            .arg_buffer(0, &bi)
+            .arg_buffer(1, &bt)
+            .arg_buffer(2, &bo);
+        ctx.run(&kernel, &[n], Some(&[local]));
+        let got: Vec<i32> = ctx.read(&bo, n);
+        for i in 0..n {
+            let sg = (i % local) / w;
+            let mirror = i - i % w + (w - 1 - i % w);
+            let want = if sg % 2 == 0 {
+                input[mirror]
+            } else {
+                2 * input[mirror]
+            };
+            assert_eq!(got[i], want, "W={w} item {i}");
+        }
+    }
+}
