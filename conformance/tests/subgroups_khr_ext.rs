@@ -1151,7 +1151,7 @@ kernel void k(global const int* in, global int* tmp, global int* out) {{
             .arg_buffer(2, &bo);
         ctx.run(&kernel, &[n], Some(&[local]));
         let got: Vec<i32> = ctx.read(&bo, n);
-        for i in 0..n {
+        for (i, g) in got.iter().enumerate() {
             let sg = (i % local) / w;
             let mirror = i - i % w + (w - 1 - i % w);
             let want = if sg % 2 == 0 {
@@ -1159,7 +1159,7 @@ kernel void k(global const int* in, global int* tmp, global int* out) {{
             } else {
                 2 * input[mirror]
             };
-            assert_eq!(got[i], want, "W={w} item {i}");
+            assert_eq!(*g, want, "W={w} item {i}");
         }
     }
 }
