@@ -303,11 +303,54 @@ impl Tr<'_, '_> {
         base
     }
 
-    /// Lane `idx` (uniform i64, taken modulo W) of a varying leaf.
+    /// Lane `idx` (uniform i64, taken modulo W) of a varying leaf, in registers: one
+    /// byte shuffle per chunk brings the lane to lane 0, and the chunk holding it is
+    /// selected.
     pub fn lane_dyn(&mut self, e: Elem, v: &Lv, idx: Value) -> Value {
-        let base = self.spill(e, v);
+        let chunks = self.chunks_of(e, v);
+        let (ty, lpc) = e.chunk();
+        let lb = 16 / lpc;
         let ix = self.b.ins().band_imm_s(idx, i64::from(self.w) - 1);
-        self.load_lane(e, base, ix)
+        let li = self.b.ins().band_imm_s(ix, i64::from(lpc) - 1);
+        let ci = self.b.ins().ushr_imm_s(ix, i64::from(lpc.trailing_zeros()));
+        // Byte j of the shuffle reads byte (li * lb + j % lb).
+        let first = self.b.ins().imul_imm_s(li, i64::from(lb));
+        let first = self.b.ins().ireduce(types::I8, first);
+        let first = self.b.ins().splat(types::I8X16, first);
+        let pattern: Vec<u8> = (0..16u32).map(|j| (j % lb) as u8).collect();
+        let pattern = self.vconst_bytes(types::I8X16, pattern);
+        let bytes = self.b.ins().iadd(first, pattern);
+        let fl = super::value::little();
+        let mut acc: Option<Value> = None;
+        for (c, ch) in chunks.iter().enumerate() {
+            let b = if ty == types::I8X16 {
+                *ch
+            } else {
+                self.b.ins().bitcast(types::I8X16, fl, *ch)
+            };
+            let s = self.b.ins().swizzle(b, bytes);
+            acc = Some(match acc {
+                None => s,
+                Some(a) => {
+                    let here = self.b.ins().icmp_imm_s(IntCC::Equal, ci, c as i64);
+                    self.b.ins().select(here, s, a)
+                }
+            });
+        }
+        let Some(r) = acc else {
+            return self.zero_scalar(e.scalar());
+        };
+        let r = if ty == types::I8X16 {
+            r
+        } else {
+            self.b.ins().bitcast(ty, fl, r)
+        };
+        let x = self.b.ins().extractlane(r, 0);
+        if e == Elem::Bool {
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
+        } else {
+            x
+        }
     }
 
     fn load_lane(&mut self, e: Elem, base: Value, ix: Value) -> Value {
