@@ -9,6 +9,7 @@
 //! Results whose value the specification leaves undefined (a shuffle from outside the
 //! sub-group) are not compared.
 
+use cranecl_conformance::sys::*;
 use cranecl_conformance::*;
 
 const OPTS: &str = "-cl-std=CL3.0";
@@ -1161,5 +1162,107 @@ kernel void k(global const int* in, global int* tmp, global int* out) {{
             };
             assert_eq!(*g, want, "W={w} item {i}");
         }
+    }
+}
+
+/// A SPIR-V module calling `OpGroupNonUniformRotateKHR` (cluster 4) and a clustered
+/// `OpGroupNonUniformIAdd` (cluster 2) directly runs; cluster sizes that are not
+/// constant powers of two are refused at clCreateProgramWithIL.
+#[test]
+fn spirv_rotate_and_clustered_reduce_rules() {
+    let ctx = DeviceContext::new();
+    if !available(
+        &ctx,
+        &["cl_khr_subgroup_rotate", "cl_khr_subgroup_clustered_reduce"],
+    ) || !require(
+        spirv::assemble("OpCapability Kernel", "spv1.0").is_ok(),
+        "spirv-as",
+    ) {
+        return;
+    }
+    let module = |body: &str| {
+        format!(
+            r#"OpCapability Addresses
+OpCapability Kernel
+OpCapability Int64
+OpCapability GroupNonUniform
+OpCapability GroupNonUniformBallot
+OpCapability GroupNonUniformArithmetic
+OpCapability GroupNonUniformClustered
+OpCapability GroupNonUniformRotateKHR
+OpExtension "SPV_KHR_subgroup_rotate"
+OpMemoryModel Physical64 OpenCL
+OpEntryPoint Kernel %k "k" %gid %lane
+OpExecutionMode %k SubgroupSize 8
+OpDecorate %gid BuiltIn GlobalInvocationId
+OpDecorate %lane BuiltIn SubgroupLocalInvocationId
+%void = OpTypeVoid
+%uint = OpTypeInt 32 0
+%ulong = OpTypeInt 64 0
+%v3ulong = OpTypeVector %ulong 3
+%v4uint = OpTypeVector %uint 4
+%pin3 = OpTypePointer Input %v3ulong
+%pinu = OpTypePointer Input %uint
+%pu = OpTypePointer CrossWorkgroup %uint
+%gid = OpVariable %pin3 Input
+%lane = OpVariable %pinu Input
+%sg = OpConstant %uint 3
+%u1 = OpConstant %uint 1
+%u2 = OpConstant %uint 2
+%u3 = OpConstant %uint 3
+%u4 = OpConstant %uint 4
+%u100 = OpConstant %uint 100
+%ft = OpTypeFunction %void %pu
+%k = OpFunction %void None %ft
+%o = OpFunctionParameter %pu
+%entry = OpLabel
+%g3 = OpLoad %v3ulong %gid
+%g = OpCompositeExtract %ulong %g3 0
+%l = OpLoad %uint %lane
+%p = OpInBoundsPtrAccessChain %pu %o %g
+{body}
+OpReturn
+OpFunctionEnd
+"#
+        )
+    };
+    let build = |body: &str| -> Result<Vec<u32>, cl_int> {
+        let text = module(body);
+        let il = spirv::assemble(&text, "spv1.4").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let program = ctx.try_program_from_il(&il).map_err(|e| e.code)?;
+        let program = ctx.try_build_program(program, "").map_err(|e| e.code)?;
+        let kernel = program.kernel("k");
+        let out = ctx.buffer_zeroed::<u32>(16);
+        kernel.arg_buffer(0, &out);
+        ctx.run(&kernel, &[16], Some(&[16]));
+        Ok(ctx.read::<u32>(&out, 16))
+    };
+    let got = build(
+        "%r = OpGroupNonUniformRotateKHR %uint %sg %l %u1 %u4\n\
+         %s = OpGroupNonUniformIAdd %uint %sg ClusteredReduce %l %u2\n\
+         %m = OpIMul %uint %s %u100\n%t = OpIAdd %uint %r %m\nOpStore %p %t",
+    )
+    .expect("a valid rotate / clustered reduce module runs");
+    for (i, v) in got.iter().enumerate() {
+        let l = (i % 8) as u32;
+        let rot = ((l + 1) & 3) + (l & !3);
+        let pair = (l & !1) + (l | 1);
+        assert_eq!(*v, rot + 100 * pair, "work-item {i}");
+    }
+    for (what, body) in [
+        (
+            "cluster size 3",
+            "%r = OpGroupNonUniformRotateKHR %uint %sg %l %u1 %u3\nOpStore %p %r",
+        ),
+        (
+            "a cluster size that is not a constant",
+            "%r = OpGroupNonUniformIAdd %uint %sg ClusteredReduce %l %l\nOpStore %p %r",
+        ),
+    ] {
+        assert_eq!(
+            build(body).map(|_| ()),
+            Err(CL_INVALID_VALUE),
+            "{what} must be refused"
+        );
     }
 }
