@@ -422,7 +422,23 @@ fn cases(t: &Ty, w: usize) -> Vec<Case> {
     c.push(case("sub_group_shuffle_down(x, 3)", false, |_, s, l| {
         (l + 3 < s.w).then(|| s.x[l + 3])
     }));
-    // cl_khr_subgroup_rotate.
+    // Indices past the sub-group: undefined values, but no crash or stray access.
+    for code in [
+        "sub_group_shuffle(x, ix + 1000u)",
+        "sub_group_shuffle(x, 0xffffffffu - ix)",
+        "sub_group_shuffle_up(x, d + 64u)",
+        "sub_group_shuffle_down(x, 0x80000000u + d)",
+        "intel_sub_group_shuffle(x, ix * 977u + 40u)",
+        "intel_sub_group_shuffle_down(x, m, 1000u + ix)",
+    ] {
+        c.push(case(code, false, |_, _, _| None));
+    }
+    // cl_khr_subgroup_rotate (the delta is taken modulo the cluster size).
+    c.push(case(
+        format!("sub_group_rotate(x, d + {})", 3 * w),
+        false,
+        |_, s, l| Some(s.x[(l + s.delta) % s.w]),
+    ));
     c.push(case("sub_group_rotate(x, d)", false, |_, s, l| {
         Some(s.x[(l + s.delta) % s.w])
     }));
