@@ -536,6 +536,16 @@ fn cases(t: &Ty, w: usize) -> Vec<Case> {
             false,
             |_, s, _| Some(s.x[s.lane]),
         ));
+        c.push(case(
+            "intel_sub_group_broadcast((T3)(x, m, x), bl).y",
+            false,
+            |_, s, _| Some(s.m[s.lane]),
+        ));
+        c.push(case(
+            "intel_sub_group_broadcast((T8)(m, m, x, m, x, x, x, m), bl).s2",
+            false,
+            |_, s, _| Some(s.x[s.lane]),
+        ));
         for op in [Op::Add, Op::Min, Op::Max] {
             let n = op.name();
             c.push(case(
