@@ -68,8 +68,14 @@ const EXTENSION_MACROS: &[&str] = &[
     "cl_khr_mipmap_image_writes",
     "cl_khr_srgb_image_writes",
     "cl_khr_subgroups",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
     "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
     "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
     "cl_khr_extended_bit_ops",
     "cl_khr_integer_dot_product",
     "cl_khr_extended_async_copies",
@@ -77,6 +83,10 @@ const EXTENSION_MACROS: &[&str] = &[
     "cl_ext_float_atomics",
     "cl_intel_subgroups",
     "cl_intel_required_subgroup_size",
+    "cl_intel_subgroups_short",
+    "cl_intel_subgroups_char",
+    "cl_intel_subgroups_long",
+    "cl_intel_subgroup_local_block_io",
 ];
 
 /// Which of `names` are defined when building with `options` (one program, one

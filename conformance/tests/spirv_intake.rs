@@ -136,6 +136,12 @@ const KNOWN_CAPABILITIES: &[(u32, &str, Option<&str>)] = &[
     (64, "GroupNonUniformBallot", None),
     (65, "GroupNonUniformShuffle", None),
     (66, "GroupNonUniformShuffleRelative", None),
+    (67, "GroupNonUniformClustered", None),
+    (
+        6026,
+        "GroupNonUniformRotateKHR",
+        Some("SPV_KHR_subgroup_rotate"),
+    ),
     (71, "UniformDecoration", None),
     (5568, "SubgroupShuffleINTEL", Some("SPV_INTEL_subgroups")),
     (

@@ -36,6 +36,21 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     // function of the extension's tables and the SPV_INTEL_2d_block_io instructions
     // (`jit/src/lower/block2d.rs`, `jit/src/block2d.rs`).
     ("cl_intel_subgroup_2d_block_io", (1, 1, 0)),
+    // The cl_khr_subgroup_* family: SPIR-V GroupNonUniform* lane operations on the
+    // active lanes (jit/src/lower/group_khr.rs), the short/char/long Intel forms.
+    ("cl_khr_subgroup_extended_types", (1, 0, 0)),
+    ("cl_khr_subgroup_non_uniform_vote", (1, 0, 0)),
+    ("cl_khr_subgroup_ballot", (1, 0, 0)),
+    ("cl_khr_subgroup_non_uniform_arithmetic", (1, 0, 0)),
+    ("cl_khr_subgroup_shuffle", (1, 0, 0)),
+    ("cl_khr_subgroup_shuffle_relative", (1, 0, 0)),
+    ("cl_khr_subgroup_clustered_reduce", (1, 0, 0)),
+    ("cl_khr_subgroup_rotate", (1, 0, 0)),
+    ("cl_intel_subgroups_short", (1, 0, 0)),
+    ("cl_intel_subgroups_char", (1, 0, 0)),
+    ("cl_intel_subgroups_long", (1, 0, 0)),
+    // Intel block reads/writes on __local pointers (same lowering as __global).
+    ("cl_intel_subgroup_local_block_io", (1, 0, 0)),
     ("cl_khr_suggested_local_work_size", (1, 0, 0)),
     ("cl_intel_unified_shared_memory", (1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", (1, 0, 0)),
@@ -186,6 +201,13 @@ pub fn spirv_capabilities() -> Vec<u32> {
             "AtomicFloat64AddEXT" => fp_atomic_capabilities("fp64") & FP_ATOMIC_ADD != 0,
             "AtomicFloat32MinMaxEXT" => fp_atomic_capabilities("fp32") & FP_ATOMIC_MIN_MAX != 0,
             "AtomicFloat64MinMaxEXT" => fp_atomic_capabilities("fp64") & FP_ATOMIC_MIN_MAX != 0,
+            "GroupNonUniformVote" => has_extension("cl_khr_subgroup_non_uniform_vote"),
+            "GroupNonUniformBallot" => has_extension("cl_khr_subgroup_ballot"),
+            "GroupNonUniformArithmetic" => has_extension("cl_khr_subgroup_non_uniform_arithmetic"),
+            "GroupNonUniformShuffle" => has_extension("cl_khr_subgroup_shuffle"),
+            "GroupNonUniformShuffleRelative" => has_extension("cl_khr_subgroup_shuffle_relative"),
+            "GroupNonUniformClustered" => has_extension("cl_khr_subgroup_clustered_reduce"),
+            "GroupNonUniformRotateKHR" => has_extension("cl_khr_subgroup_rotate"),
             n if n.starts_with("GroupNonUniform") => has_feature("__opencl_c_subgroups"),
             _ => true,
         }
@@ -211,6 +233,7 @@ pub fn spirv_extensions() -> Vec<&'static str> {
                 has_extension("cl_khr_spirv_no_integer_wrap_decoration")
             }
             "SPV_KHR_linkonce_odr" => has_extension("cl_khr_spirv_linkonce_odr"),
+            "SPV_KHR_subgroup_rotate" => has_extension("cl_khr_subgroup_rotate"),
             "SPV_KHR_bit_instructions" => has_extension("cl_khr_extended_bit_ops"),
             "SPV_KHR_integer_dot_product" => has_extension("cl_khr_integer_dot_product"),
             "SPV_EXT_shader_atomic_float_add" => {

@@ -66,6 +66,11 @@ pub fn shapes(
             BuiltIn::LocalInvocationIndex
             | BuiltIn::SubgroupLocalInvocationId
             | BuiltIn::GlobalLinearId => [Shape::Affine(1), Shape::Varying, Shape::Varying],
+            BuiltIn::SubgroupEqMask
+            | BuiltIn::SubgroupGeMask
+            | BuiltIn::SubgroupGtMask
+            | BuiltIn::SubgroupLeMask
+            | BuiltIn::SubgroupLtMask => [Shape::Varying; 3],
             _ => [Shape::Uniform; 3],
         }
     };

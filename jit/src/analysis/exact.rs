@@ -160,6 +160,14 @@ fn builtin_facts(b: BuiltIn, layout: Layout, w: u32) -> [Fact; 3] {
     };
     match (b, layout) {
         (BuiltIn::SubgroupLocalInvocationId, _) => [Fact::range(0, i128::from(w) - 1, 32); 3],
+        (
+            BuiltIn::SubgroupEqMask
+            | BuiltIn::SubgroupGeMask
+            | BuiltIn::SubgroupGtMask
+            | BuiltIn::SubgroupLeMask
+            | BuiltIn::SubgroupLtMask,
+            _,
+        ) => [Fact::NONE; 3],
         // 64-bit arithmetic on ids below 2^63: exact, range unknown.
         (BuiltIn::GlobalLinearId, _) => [Fact::EXACT; 3],
         (_, Layout::General) => [Fact::UNIFORM; 3],

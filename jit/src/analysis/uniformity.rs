@@ -51,6 +51,11 @@ fn varying_builtin(b: BuiltIn) -> bool {
             | BuiltIn::GlobalLinearId
             | BuiltIn::LocalInvocationIndex
             | BuiltIn::SubgroupLocalInvocationId
+            | BuiltIn::SubgroupEqMask
+            | BuiltIn::SubgroupGeMask
+            | BuiltIn::SubgroupGtMask
+            | BuiltIn::SubgroupLeMask
+            | BuiltIn::SubgroupLtMask
     )
 }
 
@@ -99,9 +104,17 @@ pub fn analyze(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Uniformity {
                         | GroupOp::ShuffleUp
                         | GroupOp::ShuffleXor
                         | GroupOp::BlockRead
-                        | GroupOp::Elect => true,
+                        | GroupOp::Elect
+                        | GroupOp::InverseBallot
+                        | GroupOp::ShuffleUpKhr
+                        | GroupOp::ShuffleDownKhr
+                        | GroupOp::Rotate => true,
+                        // A bit of a uniform ballot at a uniform index is uniform.
+                        GroupOp::BallotBitExtract => args.iter().any(|a| varying.contains(a)),
                         _ => match mode {
-                            Some(GroupMode::InclusiveScan) | Some(GroupMode::ExclusiveScan) => true,
+                            Some(GroupMode::InclusiveScan)
+                            | Some(GroupMode::ExclusiveScan)
+                            | Some(GroupMode::ClusteredReduce) => true,
                             // Reductions, broadcast, all/any: one value for the group;
                             // a varying broadcast index is a varying result.
                             _ => {

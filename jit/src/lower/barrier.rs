@@ -389,6 +389,34 @@ impl Tr<'_, '_> {
                 "work-group collectives on vectors",
             ));
         }
+        if mode == Some(GroupMode::ClusteredReduce)
+            || !matches!(
+                op,
+                GroupOp::All
+                    | GroupOp::Any
+                    | GroupOp::Broadcast
+                    | GroupOp::IAdd
+                    | GroupOp::FAdd
+                    | GroupOp::FMin
+                    | GroupOp::UMin
+                    | GroupOp::SMin
+                    | GroupOp::FMax
+                    | GroupOp::UMax
+                    | GroupOp::SMax
+                    | GroupOp::IMul
+                    | GroupOp::FMul
+                    | GroupOp::And
+                    | GroupOp::Or
+                    | GroupOp::Xor
+                    | GroupOp::LogicalAnd
+                    | GroupOp::LogicalOr
+                    | GroupOp::LogicalXor
+            )
+        {
+            return Err(CompileError::unsupported(format!(
+                "group operation {op:?} with work-group scope"
+            )));
+        }
         let mut vals: Vec<Val> = args
             .iter()
             .map(|a| self.get(*a))

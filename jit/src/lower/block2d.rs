@@ -8,7 +8,7 @@
 
 use cranelift_codegen::ir::{self, types, AbiParam, InstBuilder, Value};
 
-use super::value::{Elem, Lv};
+use super::value::Elem;
 use super::Tr;
 use crate::spirv::{Block2dKind, Block2dShape, Id};
 use crate::CompileError;
@@ -147,28 +147,6 @@ impl Tr<'_, '_> {
         call_args.extend([lanes, mask, w_v]);
         self.b.ins().call(f, &call_args);
         Ok(())
-    }
-
-    /// The value of `lv` in the sub-group's first active lane.
-    fn first_lane_value(&mut self, e: Elem, lv: &Lv) -> Value {
-        match lv {
-            Lv::U(u) => *u,
-            Lv::A(b, stride) => {
-                let first = self.first_active_lane();
-                let first = if e == Elem::I64 {
-                    self.b.ins().uextend(types::I64, first)
-                } else {
-                    first
-                };
-                let off = self.b.ins().imul_imm_s(first, *stride);
-                self.b.ins().iadd(*b, off)
-            }
-            Lv::V(_) => {
-                let first = self.first_active_lane();
-                let first = self.b.ins().uextend(types::I64, first);
-                self.lane_dyn(e, lv, first)
-            }
-        }
     }
 
     /// The active lanes as bits of an i64 (bit `l` = lane `l`).

@@ -1,9 +1,10 @@
 //! Calls of imported (body-less) functions: OpenCL C built-ins that clang leaves as
 //! calls with Itanium-mangled names (the OpenCL 1.x `atomic_*`/`atom_*` functions,
-//! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms, C11
-//! `atomic_fetch_min`/`atomic_fetch_max`, the generic address-space built-ins, the
-//! `intel_sub_group_2d_block_*` built-ins (lowered in [`super::block2d`]), and the
-//! cl_khr_extended_async_copies `async_work_group_copy_2D2D`/`_3D3D`).
+//! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms,
+//! `sub_group_barrier`, C11 `atomic_fetch_min`/`atomic_fetch_max`, the generic
+//! address-space built-ins, the `intel_sub_group_2d_block_*` built-ins (lowered in
+//! [`super::block2d`]), and the cl_khr_extended_async_copies
+//! `async_work_group_copy_2D2D`/`_3D3D`).
 //! Anything else is an error naming the function.
 
 use super::atomic::AtomicMemory;
@@ -158,7 +159,13 @@ impl Tr<'_, '_> {
                 rty.ok_or_else(|| CompileError::malformed(format!("{name} without a result")))?;
             return Ok(Some(self.async_copy_nd(three_d, args, rty)?));
         }
-        if matches!(base, "mem_fence" | "read_mem_fence" | "write_mem_fence") {
+        // A sub-group runs its lanes together, instruction by instruction: every
+        // lane's accesses before a sub-group barrier are done when it is reached, so
+        // the barrier is its memory fence.
+        if matches!(
+            base,
+            "mem_fence" | "read_mem_fence" | "write_mem_fence" | "sub_group_barrier"
+        ) {
             self.b.ins().fence();
             return Ok(None);
         }

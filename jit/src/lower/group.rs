@@ -60,6 +60,9 @@ impl Tr<'_, '_> {
                 CompileError::malformed(format!("group operation {op:?} needs more operands"))
             })
         };
+        if let Some(v) = self.group_khr(op, mode, args, &vals, &elems)? {
+            return Ok(v);
+        }
         let mut leaves = Vec::with_capacity(elems.len());
         if op == GroupOp::BlockRead {
             let p = arg(0)?.leaves[0].clone();
@@ -217,7 +220,22 @@ impl Tr<'_, '_> {
                         self.sub_group_reduce(op, mode, ve, &vl)?
                     }
                 }
-                GroupOp::BlockRead => unreachable!("handled above"),
+                GroupOp::BlockRead
+                | GroupOp::BroadcastFirst
+                | GroupOp::AllEqual
+                | GroupOp::Ballot
+                | GroupOp::InverseBallot
+                | GroupOp::BallotBitExtract
+                | GroupOp::BallotBitCount
+                | GroupOp::BallotFindLsb
+                | GroupOp::BallotFindMsb
+                | GroupOp::ShuffleUpKhr
+                | GroupOp::ShuffleDownKhr
+                | GroupOp::Rotate => {
+                    return Err(CompileError::codegen(format!(
+                        "internal: group operation {op:?} lowered above"
+                    )))
+                }
                 GroupOp::BlockWrite => {
                     return Err(CompileError::codegen("internal: block write has no result"))
                 }
@@ -265,20 +283,7 @@ impl Tr<'_, '_> {
     /// Index (i32) of the first active lane of the current mask.
     pub fn first_active_lane(&mut self) -> Value {
         let m = self.mask.clone();
-        let mut acc: Option<Value> = None;
-        for (c, ch) in m.iter().enumerate() {
-            let bits = self.b.ins().vhigh_bits(types::I32, *ch);
-            let v = if c == 0 {
-                bits
-            } else {
-                self.b.ins().ishl_imm_s(bits, (4 * c) as i64)
-            };
-            acc = Some(match acc {
-                None => v,
-                Some(a) => self.b.ins().bor(a, v),
-            });
-        }
-        let all = acc.unwrap_or_else(|| self.b.ins().iconst(types::I32, 0));
+        let all = self.mask_bits(&m);
         self.b.ins().ctz(all)
     }
 
@@ -298,11 +303,54 @@ impl Tr<'_, '_> {
         base
     }
 
-    /// Lane `idx` (uniform i64, taken modulo W) of a varying leaf.
+    /// Lane `idx` (uniform i64, taken modulo W) of a varying leaf, in registers: one
+    /// byte shuffle per chunk brings the lane to lane 0, and the chunk holding it is
+    /// selected.
     pub fn lane_dyn(&mut self, e: Elem, v: &Lv, idx: Value) -> Value {
-        let base = self.spill(e, v);
+        let chunks = self.chunks_of(e, v);
+        let (ty, lpc) = e.chunk();
+        let lb = 16 / lpc;
         let ix = self.b.ins().band_imm_s(idx, i64::from(self.w) - 1);
-        self.load_lane(e, base, ix)
+        let li = self.b.ins().band_imm_s(ix, i64::from(lpc) - 1);
+        let ci = self.b.ins().ushr_imm_s(ix, i64::from(lpc.trailing_zeros()));
+        // Byte j of the shuffle reads byte (li * lb + j % lb).
+        let first = self.b.ins().imul_imm_s(li, i64::from(lb));
+        let first = self.b.ins().ireduce(types::I8, first);
+        let first = self.b.ins().splat(types::I8X16, first);
+        let pattern: Vec<u8> = (0..16u32).map(|j| (j % lb) as u8).collect();
+        let pattern = self.vconst_bytes(types::I8X16, pattern);
+        let bytes = self.b.ins().iadd(first, pattern);
+        let fl = super::value::little();
+        let mut acc: Option<Value> = None;
+        for (c, ch) in chunks.iter().enumerate() {
+            let b = if ty == types::I8X16 {
+                *ch
+            } else {
+                self.b.ins().bitcast(types::I8X16, fl, *ch)
+            };
+            let s = self.b.ins().swizzle(b, bytes);
+            acc = Some(match acc {
+                None => s,
+                Some(a) => {
+                    let here = self.b.ins().icmp_imm_s(IntCC::Equal, ci, c as i64);
+                    self.b.ins().select(here, s, a)
+                }
+            });
+        }
+        let Some(r) = acc else {
+            return self.zero_scalar(e.scalar());
+        };
+        let r = if ty == types::I8X16 {
+            r
+        } else {
+            self.b.ins().bitcast(ty, fl, r)
+        };
+        let x = self.b.ins().extractlane(r, 0);
+        if e == Elem::Bool {
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
+        } else {
+            x
+        }
     }
 
     fn load_lane(&mut self, e: Elem, base: Value, ix: Value) -> Value {
@@ -318,24 +366,34 @@ impl Tr<'_, '_> {
         }
     }
 
-    /// A compile-time permutation of 32-bit lanes: result lane `l` is lane `map(l)` of
-    /// the concatenated `chunks`, built with one byte shuffle per result chunk.
-    fn static_permute(
+    /// A compile-time permutation of lanes: result lane `l` is lane `map(l)` of the
+    /// concatenated `chunks`, built with one byte shuffle per result chunk (lanes past
+    /// W, in a chunk W does not fill, keep their own).
+    pub(super) fn static_permute(
         &mut self,
         e: Elem,
         chunks: &[Value],
         map: impl Fn(usize) -> usize,
     ) -> Option<Lv> {
-        if !matches!(e, Elem::I32 | Elem::F32 | Elem::Bool) || self.w < 4 {
-            return None;
-        }
-        let (ty, _) = e.chunk();
+        let (ty, lpc) = e.chunk();
+        let lpc = lpc as usize;
+        let lb = 16 / lpc;
+        let w = self.w as usize;
         let mut out = Vec::new();
         for c in 0..self.nchunks(e) {
-            let src: Vec<usize> = (0..4).map(|j| map(c * 4 + j)).collect();
+            let src: Vec<usize> = (0..lpc)
+                .map(|j| {
+                    let l = c * lpc + j;
+                    if l < w {
+                        map(l)
+                    } else {
+                        l
+                    }
+                })
+                .collect();
             let mut pair: Vec<usize> = Vec::new();
             for s in &src {
-                let ch = s / 4;
+                let ch = s / lpc;
                 if ch >= chunks.len() {
                     return None;
                 }
@@ -350,9 +408,9 @@ impl Tr<'_, '_> {
             let b = chunks[*pair.get(1).unwrap_or(&pair[0])];
             let mut mask = [0u8; 16];
             for (j, s) in src.iter().enumerate() {
-                let which = if s / 4 == pair[0] { 0 } else { 16 };
-                for k in 0..4 {
-                    mask[4 * j + k] = (which + 4 * (s % 4) + k) as u8;
+                let which = if s / lpc == pair[0] { 0 } else { 16 };
+                for k in 0..lb {
+                    mask[lb * j + k] = (which + lb * (s % lpc) + k) as u8;
                 }
             }
             let fl = super::value::little();
@@ -362,7 +420,11 @@ impl Tr<'_, '_> {
             );
             let imm = self.b.func.dfg.immediates.push(mask.to_vec().into());
             let r = self.b.ins().shuffle(ab, bb, imm);
-            out.push(self.b.ins().bitcast(ty, fl, r));
+            out.push(if ty == types::I8X16 {
+                r
+            } else {
+                self.b.ins().bitcast(ty, fl, r)
+            });
         }
         Some(Lv::V(out))
     }
@@ -373,7 +435,7 @@ impl Tr<'_, '_> {
             if let Some(k) = self.const_of(*b) {
                 let w = self.w as usize;
                 let ch = self.chunks_of(e, v);
-                if let Some(r) = self.static_permute(e, &ch, |l| (l + k as usize) % w) {
+                if let Some(r) = self.static_permute(e, &ch, |l| l.wrapping_add(k as usize) % w) {
                     return r;
                 }
             }
@@ -396,11 +458,13 @@ impl Tr<'_, '_> {
     fn shuffle2_lanes(&mut self, e: Elem, a: &Lv, b: &Lv, idx: &Lv) -> Lv {
         let ca = self.chunks_of(e, a);
         let cb = self.chunks_of(e, b);
-        if let Lv::A(base, 1) = idx {
+        // Statically only when a's W lanes fill whole chunks (b's follow directly).
+        let full_chunks = self.w >= e.chunk().1;
+        if let (Lv::A(base, 1), true) = (idx, full_chunks) {
             if let Some(k) = self.const_of(*base) {
                 let w2 = 2 * self.w as usize;
                 let all: Vec<Value> = ca.iter().chain(cb.iter()).copied().collect();
-                if let Some(r) = self.static_permute(e, &all, |l| (l + k as usize) % w2) {
+                if let Some(r) = self.static_permute(e, &all, |l| l.wrapping_add(k as usize) % w2) {
                     return r;
                 }
             }
@@ -553,6 +617,9 @@ impl Tr<'_, '_> {
                 }
                 Ok(Lv::U(cur[0]))
             }
+            GroupMode::ClusteredReduce => Err(CompileError::codegen(
+                "internal: clustered reductions are lowered in group_khr",
+            )),
             GroupMode::InclusiveScan | GroupMode::ExclusiveScan => {
                 let mut out = Vec::with_capacity(masked.len());
                 let mut acc = id;

@@ -22,6 +22,7 @@ mod control;
 mod extinst;
 mod generic;
 mod group;
+mod group_khr;
 mod half;
 mod hint;
 mod inst;
@@ -959,6 +960,11 @@ impl<'a, 'b> Tr<'a, 'b> {
                 let z = self.b.ins().iconst(types::I32, 0);
                 vec![Lv::A(z, 1)]
             }
+            BuiltIn::SubgroupEqMask
+            | BuiltIn::SubgroupGeMask
+            | BuiltIn::SubgroupGtMask
+            | BuiltIn::SubgroupLeMask
+            | BuiltIn::SubgroupLtMask => self.sub_group_mask_builtin(b),
             other => {
                 return Err(CompileError::unsupported(format!(
                     "unsupported built-in variable {other:?} in kernel {}",

@@ -55,6 +55,8 @@ pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
     Capability::GroupNonUniformArithmetic,
     Capability::GroupNonUniformShuffle,
     Capability::GroupNonUniformShuffleRelative,
+    Capability::GroupNonUniformClustered,
+    Capability::GroupNonUniformRotateKHR,
     Capability::ExpectAssumeKHR,
     Capability::BitInstructions,
     Capability::DotProduct,
@@ -98,6 +100,7 @@ pub const IMPLEMENTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_linkonce_odr",
     "SPV_KHR_bit_instructions",
     "SPV_KHR_integer_dot_product",
+    "SPV_KHR_subgroup_rotate",
 ];
 
 /// Extensions a module may declare without us implementing them: the instructions

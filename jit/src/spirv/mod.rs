@@ -291,6 +291,28 @@ pub enum GroupOp {
     BlockWrite,
     /// `OpGroupNonUniformElect`.
     Elect,
+    /// `OpGroupNonUniformBroadcastFirst` (value): the first active lane's value.
+    BroadcastFirst,
+    /// `OpGroupNonUniformAllEqual` (value).
+    AllEqual,
+    /// `OpGroupNonUniformBallot` (predicate): a uint4 bit mask of the active lanes.
+    Ballot,
+    /// `OpGroupNonUniformInverseBallot` (uint4): this lane's bit.
+    InverseBallot,
+    /// `OpGroupNonUniformBallotBitExtract` (uint4, index).
+    BallotBitExtract,
+    /// `OpGroupNonUniformBallotBitCount` (uint4) with a reduce or scan mode.
+    BallotBitCount,
+    /// `OpGroupNonUniformBallotFindLSB` (uint4).
+    BallotFindLsb,
+    /// `OpGroupNonUniformBallotFindMSB` (uint4).
+    BallotFindMsb,
+    /// `OpGroupNonUniformShuffleUp` (value, delta): lane `l` reads lane `l - delta`.
+    ShuffleUpKhr,
+    /// `OpGroupNonUniformShuffleDown` (value, delta): lane `l` reads lane `l + delta`.
+    ShuffleDownKhr,
+    /// `OpGroupNonUniformRotateKHR` (value, delta[, cluster size]).
+    Rotate,
 }
 
 /// How a reduction-like group operation combines lanes.
@@ -299,6 +321,8 @@ pub enum GroupMode {
     Reduce,
     InclusiveScan,
     ExclusiveScan,
+    /// `ClusteredReduce`: the last operand is the (constant) cluster size.
+    ClusteredReduce,
 }
 
 /// The scope of a group operation or barrier.

@@ -312,4 +312,45 @@ void CRANECL_2D_ATTR intel_sub_group_2d_block_prefetch_32b_32r8x2c(global void *
 #undef CRANECL_2D_ATTR
 #endif /* cl_intel_subgroup_2d_block_io */
 
+/*
+ * cl_intel_subgroups_short / _char: intel_sub_group_broadcast, _reduce_* and _scan_*
+ * on (u)short and (u)char are the cl_khr_subgroup_extended_types built-ins under
+ * Intel's names; clang-22 leaves them as calls of undefined functions.
+ */
+#if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ >= 120 &&                  \
+    defined(cl_khr_subgroup_extended_types)
+#define CRANECL_SG_ATTR __attribute__((overloadable, always_inline, gnu_inline))
+#define CRANECL_SG_BCAST(T)                                                             \
+    extern __inline T CRANECL_SG_ATTR intel_sub_group_broadcast(T x, uint id) {         \
+        return sub_group_broadcast(x, id);                                              \
+    }
+#define CRANECL_SG_COLL(T, OP)                                                          \
+    extern __inline T CRANECL_SG_ATTR intel_sub_group_reduce_##OP(T x) {                \
+        return sub_group_reduce_##OP(x);                                                \
+    }                                                                                   \
+    extern __inline T CRANECL_SG_ATTR intel_sub_group_scan_exclusive_##OP(T x) {        \
+        return sub_group_scan_exclusive_##OP(x);                                        \
+    }                                                                                   \
+    extern __inline T CRANECL_SG_ATTR intel_sub_group_scan_inclusive_##OP(T x) {        \
+        return sub_group_scan_inclusive_##OP(x);                                        \
+    }
+#define CRANECL_SG_TYPE(T)                                                              \
+    CRANECL_SG_BCAST(T)                                                                 \
+    CRANECL_SG_BCAST(T##2)                                                              \
+    CRANECL_SG_BCAST(T##3)                                                              \
+    CRANECL_SG_BCAST(T##4)                                                              \
+    CRANECL_SG_BCAST(T##8)                                                              \
+    CRANECL_SG_COLL(T, add)                                                             \
+    CRANECL_SG_COLL(T, min)                                                             \
+    CRANECL_SG_COLL(T, max)
+#if defined(cl_intel_subgroups_short)
+CRANECL_SG_TYPE(short)
+CRANECL_SG_TYPE(ushort)
+#endif
+#if defined(cl_intel_subgroups_char)
+CRANECL_SG_TYPE(char)
+CRANECL_SG_TYPE(uchar)
+#endif
+#endif
+
 #endif /* CRANECL_DRIVER_H */

@@ -64,6 +64,8 @@ pub const SPIRV_EXTENSIONS: &[&str] = &[
     // cl_khr_extended_bit_ops and cl_khr_integer_dot_product built-ins.
     "SPV_KHR_bit_instructions",
     "SPV_KHR_integer_dot_product",
+    // sub_group_rotate / sub_group_clustered_rotate (cl_khr_subgroup_rotate).
+    "SPV_KHR_subgroup_rotate",
 ];
 
 /// The application's build options, split by who consumes them.

@@ -31,6 +31,11 @@ pub(super) fn builtin_supported(b: BuiltIn) -> bool {
             | B::NumEnqueuedSubgroups
             | B::SubgroupId
             | B::SubgroupLocalInvocationId
+            | B::SubgroupEqMask
+            | B::SubgroupGeMask
+            | B::SubgroupGtMask
+            | B::SubgroupLeMask
+            | B::SubgroupLtMask
     )
 }
 

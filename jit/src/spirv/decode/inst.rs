@@ -41,6 +41,11 @@ impl Decoder {
                     Some(Operand::GroupOperation(spirv::GroupOperation::ExclusiveScan)) => {
                         GroupMode::ExclusiveScan
                     }
+                    Some(Operand::GroupOperation(spirv::GroupOperation::ClusteredReduce))
+                        if !matches!(g, GroupOp::BallotBitCount) =>
+                    {
+                        GroupMode::ClusteredReduce
+                    }
                     other => {
                         return Err(unsupported(format!(
                             "unsupported group operation {other:?}"
@@ -406,6 +411,17 @@ impl Decoder {
             S::GroupLogicalOrKHR => group(GroupOp::LogicalOr, true)?,
             S::GroupLogicalXorKHR => group(GroupOp::LogicalXor, true)?,
             S::GroupNonUniformElect => group(GroupOp::Elect, false)?,
+            S::GroupNonUniformBroadcastFirst => group(GroupOp::BroadcastFirst, false)?,
+            S::GroupNonUniformAllEqual => group(GroupOp::AllEqual, false)?,
+            S::GroupNonUniformBallot => group(GroupOp::Ballot, false)?,
+            S::GroupNonUniformInverseBallot => group(GroupOp::InverseBallot, false)?,
+            S::GroupNonUniformBallotBitExtract => group(GroupOp::BallotBitExtract, false)?,
+            S::GroupNonUniformBallotBitCount => group(GroupOp::BallotBitCount, true)?,
+            S::GroupNonUniformBallotFindLSB => group(GroupOp::BallotFindLsb, false)?,
+            S::GroupNonUniformBallotFindMSB => group(GroupOp::BallotFindMsb, false)?,
+            S::GroupNonUniformShuffleUp => group(GroupOp::ShuffleUpKhr, false)?,
+            S::GroupNonUniformShuffleDown => group(GroupOp::ShuffleDownKhr, false)?,
+            S::GroupNonUniformRotateKHR => group(GroupOp::Rotate, false)?,
             S::GroupNonUniformAll => group(GroupOp::All, false)?,
             S::GroupNonUniformAny => group(GroupOp::Any, false)?,
             S::GroupNonUniformBroadcast => group(GroupOp::Broadcast, false)?,

@@ -16,6 +16,8 @@ enum BuiltinType {
     SizeT3,
     SizeT,
     Uint,
+    /// The `get_sub_group_*_mask` built-ins: a uint4 bit mask.
+    Uint4,
 }
 
 fn builtin_type(b: BuiltIn) -> Option<BuiltinType> {
@@ -37,6 +39,11 @@ fn builtin_type(b: BuiltIn) -> Option<BuiltinType> {
         | B::NumEnqueuedSubgroups
         | B::SubgroupId
         | B::SubgroupLocalInvocationId => BuiltinType::Uint,
+        B::SubgroupEqMask
+        | B::SubgroupGeMask
+        | B::SubgroupGtMask
+        | B::SubgroupLeMask
+        | B::SubgroupLtMask => BuiltinType::Uint4,
         _ => return None,
     })
 }
@@ -380,6 +387,9 @@ impl Validator<'_> {
                         }
                         (Some(Type::Int { bits: 64 }), BuiltinType::SizeT) => true,
                         (Some(Type::Int { bits: 32 }), BuiltinType::Uint) => true,
+                        (Some(Type::Vector { elem, count: 4 }), BuiltinType::Uint4) => {
+                            matches!(self.ty(*elem), Some(Type::Int { bits: 32 }))
+                        }
                         _ => false,
                     };
                     if !ok {

@@ -1024,7 +1024,6 @@ impl Validator<'_> {
         if scope != 0 {
             self.scope(values, scope)?;
         }
-        let _ = mode;
         if op == G::BlockWrite {
             if args.len() != 2 {
                 return Err(err("a block write takes a pointer and data"));
@@ -1042,6 +1041,15 @@ impl Validator<'_> {
             };
         }
         let r = rty.ok_or_else(|| err("no result type"))?;
+        let args = if mode == Some(GroupMode::ClusteredReduce) {
+            let Some((cs, rest)) = args.split_last() else {
+                return Err(err("a clustered reduction needs a cluster size"));
+            };
+            self.cluster_size(values, *cs)?;
+            rest
+        } else {
+            args
+        };
         let nargs = |n: usize| -> Result<(), CompileError> {
             if args.len() == n {
                 Ok(())
@@ -1124,7 +1132,102 @@ impl Validator<'_> {
                 }
             }
             G::BlockWrite => {}
+            G::BroadcastFirst => {
+                nargs(1)?;
+                numeric(&[Kind::Bool, Kind::Int, Kind::Float])?;
+                self.expect(values, args[0], r)?;
+            }
+            G::AllEqual => {
+                nargs(1)?;
+                if self.shape(r).map(|s| (s.kind, s.count)) != Some((Kind::Bool, 1)) {
+                    return Err(err("all-equal gives a bool"));
+                }
+                let t = self.operand(values, args[0])?;
+                if self.shape(t).is_none() {
+                    return Err(err("all-equal compares a scalar or vector"));
+                }
+            }
+            G::Ballot => {
+                nargs(1)?;
+                let s = self.operand_shape(values, args[0], Kind::Bool)?;
+                if s.count != 1 || !self.is_uint4(r) {
+                    return Err(err("a ballot takes a bool and gives a uint4"));
+                }
+            }
+            G::InverseBallot | G::BallotBitExtract => {
+                nargs(if op == G::InverseBallot { 1 } else { 2 })?;
+                let t = self.operand(values, args[0])?;
+                if !self.is_uint4(t)
+                    || self.shape(r).map(|s| (s.kind, s.count)) != Some((Kind::Bool, 1))
+                {
+                    return Err(err("a ballot bit test takes a uint4 and gives a bool"));
+                }
+                if op == G::BallotBitExtract {
+                    self.int_scalar(values, args[1])?;
+                }
+            }
+            G::BallotBitCount | G::BallotFindLsb | G::BallotFindMsb => {
+                nargs(1)?;
+                let t = self.operand(values, args[0])?;
+                if !self.is_uint4(t)
+                    || self.shape(r).map(|s| (s.kind, s.count, s.bits)) != Some((Kind::Int, 1, 32))
+                {
+                    return Err(err("a ballot count or find takes a uint4 and gives a uint"));
+                }
+                if (op == G::BallotBitCount) != mode.is_some() {
+                    return Err(err("only a ballot bit count has a group operation"));
+                }
+            }
+            G::ShuffleUpKhr | G::ShuffleDownKhr | G::Rotate => {
+                if op == G::Rotate && args.len() == 3 {
+                    self.cluster_size(values, args[2])?;
+                } else {
+                    nargs(2)?;
+                }
+                numeric(&[Kind::Bool, Kind::Int, Kind::Float])?;
+                self.expect(values, args[0], r)?;
+                self.int_scalar(values, args[1])?;
+            }
+        }
+        if mode == Some(GroupMode::ClusteredReduce)
+            && !matches!(
+                op,
+                G::IAdd
+                    | G::FAdd
+                    | G::IMul
+                    | G::FMul
+                    | G::UMin
+                    | G::SMin
+                    | G::FMin
+                    | G::UMax
+                    | G::SMax
+                    | G::FMax
+                    | G::And
+                    | G::Or
+                    | G::Xor
+                    | G::LogicalAnd
+                    | G::LogicalOr
+                    | G::LogicalXor
+            )
+        {
+            return Err(err(format!("group operation {op:?} cannot be clustered")));
         }
         Ok(())
+    }
+
+    /// Type `t` is a 4-component vector of 32-bit integers (a ballot).
+    fn is_uint4(&self, t: Id) -> bool {
+        matches!(self.shape(t), Some(s) if s.kind == Kind::Int && s.count == 4 && s.bits == 32)
+    }
+
+    /// A cluster size: an integer constant, a power of two.
+    fn cluster_size(&self, values: &Values<'_>, id: Id) -> Result<(), CompileError> {
+        self.int_scalar(values, id)?;
+        match self.m.constants.get(&id).map(|c| &c.value) {
+            Some(crate::spirv::ConstValue::Scalar(v)) if v.is_power_of_two() => Ok(()),
+            _ => Err(err(format!(
+                "cluster size %{id} must be an integer constant power of two"
+            ))),
+        }
     }
 }
