@@ -1,6 +1,7 @@
 //! Calls of imported (body-less) functions: OpenCL C built-ins that clang leaves as
 //! calls with Itanium-mangled names (the OpenCL 1.x `atomic_*`/`atom_*` functions,
-//! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms, C11
+//! `convert_half*`/`convert_double*`, `mem_fence` and its read/write forms,
+//! `sub_group_barrier` (both forms), C11
 //! `atomic_fetch_min`/`atomic_fetch_max`, and the generic address-space built-ins).
 //! Anything else is an error naming the function.
 
@@ -140,7 +141,12 @@ impl Tr<'_, '_> {
             return Ok(Some(v));
         }
         let (base, params) = demangle(&name).ok_or_else(unknown)?;
-        if matches!(base, "mem_fence" | "read_mem_fence" | "write_mem_fence") {
+        // A sub-group runs in lock-step (one work-item per lane), so its barrier only
+        // orders memory: a fence, like `mem_fence`.
+        if matches!(
+            base,
+            "mem_fence" | "read_mem_fence" | "write_mem_fence" | "sub_group_barrier"
+        ) {
             self.b.ins().fence();
             return Ok(None);
         }
