@@ -448,10 +448,30 @@ impl Tr<'_, '_> {
                     .genv
                     .clone()
                     .ok_or_else(|| CompileError::codegen("group env missing"))?;
+                // The local id is one scalar (1D) or a vector of 2 or 3 components
+                // (OpGroupBroadcast's LocalId); x varies fastest.
+                let ids: Vec<(Lv, Elem)> = match vals.get(1..) {
+                    Some([one]) => one
+                        .leaves
+                        .iter()
+                        .cloned()
+                        .zip(one.elems.iter().copied())
+                        .collect(),
+                    Some(many) => many
+                        .iter()
+                        .map(|v| (v.leaves[0].clone(), v.elems[0]))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                if ids.len() > 3 {
+                    return Err(CompileError::malformed(
+                        "work_group_broadcast with more than 3 local ids",
+                    ));
+                }
                 let mut lin: Option<Value> = None;
-                for d in (0..3).rev() {
-                    let Some(idv) = vals.get(1 + d) else { continue };
-                    let x = self.int_resize(&idv.leaves[0], idv.elems[0], Elem::I64, false);
+                for d in (0..ids.len()).rev() {
+                    let (idl, ide) = &ids[d];
+                    let x = self.int_resize(idl, *ide, Elem::I64, false);
                     let Lv::U(x) = x else {
                         return Err(CompileError::unsupported(
                             "work_group_broadcast with a varying work-item id",
