@@ -9,8 +9,15 @@
 //! at the barrier. When every sub-group has reached the barrier the pass repeats,
 //! each resuming after its barrier; a sub-group that finishes records "done".
 //! Private variables of such kernels live in the scratch area too. Work-group
-//! collectives (reduce, broadcast, all/any) are a barrier with a combine step before
-//! it and a read after; scans need no barrier because sub-groups reach them in order.
+//! collectives are a barrier with a combine step before it (each sub-group folds its
+//! part into the collective's slot in `__local` memory) and, for reduce, broadcast,
+//! all and any, a read of the slot after it. A scan computes its result before the
+//! barrier (the slot holds the earlier sub-groups' prefix when it arrives) and keeps
+//! it in the save area across the barrier, which only stops sub-group 0 from starting
+//! the next meeting of the same collective (in a loop) before the last one has
+//! added its part. Each slot has two halves, used in alternate passes: the reads of
+//! one meeting happen in the pass after its writes, the same pass in which the
+//! earliest sub-groups may already write the next meeting's parts.
 //!
 //! Scratch layout per sub-group: `[0, 16)` resume point, then the private area
 //! (`private_bytes * W`), the home area, the save area (the largest of any barrier)
@@ -43,8 +50,6 @@ pub(crate) struct Regions {
     pub scratch_per_sg: u64,
     /// Uses of every id, for liveness at barriers.
     pub uses: Uses,
-    /// Work-group scans (no barrier) in block order.
-    pub scans: Vec<(usize, usize)>,
 }
 
 fn const_scope(m: &Module, id: Id) -> Option<u64> {
@@ -76,14 +81,7 @@ impl Regions {
                     Op::Group { scope, mode, .. }
                         if *scope != 0 && const_scope(m, *scope) == Some(SCOPE_WORKGROUP) =>
                     {
-                        if matches!(
-                            mode,
-                            Some(GroupMode::InclusiveScan) | Some(GroupMode::ExclusiveScan)
-                        ) {
-                            r.scans.push((bi, k));
-                        } else {
-                            r.points.push((bi, k));
-                        }
+                        r.points.push((bi, k));
                     }
                     _ => {}
                 }
@@ -94,18 +92,17 @@ impl Regions {
     }
 
     pub fn has_barriers(&self) -> bool {
-        !self.points.is_empty() || !self.scans.is_empty()
+        !self.points.is_empty()
     }
 
     /// Slot index in the collective area of a collective at (bi, k).
     pub fn collective_slot(&self, bi: usize, k: usize) -> usize {
-        self.points
-            .iter()
-            .chain(self.scans.iter())
-            .position(|p| *p == (bi, k))
-            .unwrap_or(0)
+        self.points.iter().position(|p| *p == (bi, k)).unwrap_or(0)
     }
 }
+
+/// Bytes of `__local` memory per work-group collective: two 16-byte halves.
+pub(crate) const COLLECTIVE_SLOT_BYTES: u64 = 32;
 
 /// Per-body state of the barrier machinery.
 pub(crate) struct BarrierCtx {
@@ -113,6 +110,8 @@ pub(crate) struct BarrierCtx {
     pub next_sg: ir::Block,
     /// Set when some sub-group stopped at a barrier in this pass.
     pub pending: Variable,
+    /// The pass number (from 1): its parity picks the half of a collective slot.
+    pub pass: Variable,
     /// This sub-group's scratch base.
     pub sg_base: Value,
     /// Resume blocks, one per barrier point.
@@ -170,6 +169,9 @@ impl Tr<'_, '_> {
         }
         let pending = self.b.declare_var(types::I8);
         let sgv = self.b.declare_var(types::I64);
+        let passv = self.b.declare_var(types::I64);
+        let z = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(passv, z);
         let pass = self.b.create_block();
         let head = self.b.create_block();
         let check = self.b.create_block();
@@ -185,6 +187,9 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(pass);
         let z = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(sgv, z);
+        let p = self.b.use_var(passv);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        self.b.def_var(passv, p1);
         let rowv = self.row_vars_init();
         let f0 = self.b.ins().iconst(types::I8, 0);
         self.b.def_var(pending, f0);
@@ -227,6 +232,7 @@ impl Tr<'_, '_> {
             self.bctx = Some(BarrierCtx {
                 next_sg: next,
                 pending,
+                pass: passv,
                 sg_base: base,
                 resume: Vec::new(),
                 save_bytes,
@@ -278,6 +284,16 @@ impl Tr<'_, '_> {
     /// Saves the live state, yields to the next sub-group, and continues (in the
     /// resume block) with the state restored. `point` indexes `regions.points`.
     fn barrier_split(&mut self, bi: usize, k: usize) -> Result<(), CompileError> {
+        self.barrier_split_keeping(bi, k, &[])
+    }
+
+    /// [`Self::barrier_split`] that also carries the variables `extra` across.
+    fn barrier_split_keeping(
+        &mut self,
+        bi: usize,
+        k: usize,
+        extra: &[(Variable, ir::Type)],
+    ) -> Result<(), CompileError> {
         let point = self
             .regions
             .points
@@ -312,6 +328,7 @@ impl Tr<'_, '_> {
         for v in &cur {
             keep.push((*v, types::I32X4));
         }
+        keep.extend_from_slice(extra);
         let fl = ir::MemFlagsData::trusted();
         let mut off = self.save_offset();
         let mut layout = Vec::with_capacity(keep.len());
@@ -359,18 +376,34 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
-    /// Address of the collective slot (in local memory after the kernel's variables).
-    fn collective_addr(&mut self, bi: usize, k: usize) -> Result<Value, CompileError> {
+    /// Address of the collective slot (in local memory after the kernel's variables):
+    /// the half this pass writes, or (`after`: just resumed from its barrier) the
+    /// half the previous pass wrote.
+    fn collective_addr(&mut self, bi: usize, k: usize, after: bool) -> Result<Value, CompileError> {
         let slot = self.regions.collective_slot(bi, k) as i64;
         let base = self
             .genv
             .as_ref()
             .map(|g| g.local_mem)
             .ok_or_else(|| CompileError::codegen("group env missing"))?;
-        Ok(self
-            .b
-            .ins()
-            .iadd_imm_s(base, self.collective_base as i64 + slot * 16))
+        let pass = self
+            .bctx
+            .as_ref()
+            .map(|c| c.pass)
+            .ok_or_else(|| CompileError::codegen("collective outside a region-split body"))?;
+        let p = self.b.use_var(pass);
+        let p = if after {
+            self.b.ins().iadd_imm_s(p, 1)
+        } else {
+            p
+        };
+        let half = self.b.ins().band_imm_s(p, 1);
+        let half = self.b.ins().ishl_imm_s(half, 4);
+        let a = self.b.ins().iadd(base, half);
+        Ok(self.b.ins().iadd_imm_s(
+            a,
+            self.collective_base as i64 + slot * COLLECTIVE_SLOT_BYTES as i64,
+        ))
     }
 
     /// Work-group reduce / scan / broadcast / all / any.
@@ -428,7 +461,7 @@ impl Tr<'_, '_> {
             .first()
             .ok_or_else(|| CompileError::malformed("work-group collective without a value"))?
             .clone();
-        let slot = self.collective_addr(bi, k)?;
+        let slot = self.collective_addr(bi, k, false)?;
         let fl = ir::MemFlagsData::trusted();
         let sg = self
             .sgenv
@@ -513,7 +546,7 @@ impl Tr<'_, '_> {
                 self.b.ins().jump(cont, &[]);
                 self.b.switch_to_block(cont);
                 self.barrier_split(bi, k)?;
-                let slot = self.collective_addr(bi, k)?;
+                let slot = self.collective_addr(bi, k, true)?;
                 let r = self.b.ins().load(st, fl, slot, 0);
                 return Ok(Val {
                     leaves: vec![Lv::U(r)],
@@ -540,7 +573,7 @@ impl Tr<'_, '_> {
                 let newv = self.b.ins().select(is_first, mine, comb);
                 self.b.ins().store(fl, newv, slot, 0);
                 self.barrier_split(bi, k)?;
-                let slot = self.collective_addr(bi, k)?;
+                let slot = self.collective_addr(bi, k, true)?;
                 let r = self.b.ins().load(types::I8, fl, slot, 0);
                 return Ok(Val {
                     leaves: vec![Lv::U(r)],
@@ -562,7 +595,7 @@ impl Tr<'_, '_> {
         match mode.unwrap_or(GroupMode::Reduce) {
             GroupMode::Reduce => {
                 self.barrier_split(bi, k)?;
-                let slot = self.collective_addr(bi, k)?;
+                let slot = self.collective_addr(bi, k, true)?;
                 let r = self.b.ins().load(st, fl, slot, 0);
                 Ok(Val {
                     leaves: vec![Lv::U(r)],
@@ -578,8 +611,21 @@ impl Tr<'_, '_> {
                 let r = self.per_lane(&[(e, &pre_lv), (e, &scan)], e, |t, x| {
                     t.combine(op, x[0], x[1])
                 });
+                // The result crosses the barrier in the save area.
+                let keep: Vec<(Variable, ir::Type)> = self
+                    .chunks_of(e, &r)
+                    .into_iter()
+                    .map(|c| {
+                        let t = self.b.func.dfg.value_type(c);
+                        let v = self.b.declare_var(t);
+                        self.b.def_var(v, c);
+                        (v, t)
+                    })
+                    .collect();
+                self.barrier_split_keeping(bi, k, &keep)?;
+                let chunks = keep.iter().map(|(v, _)| self.b.use_var(*v)).collect();
                 Ok(Val {
-                    leaves: vec![r],
+                    leaves: vec![Lv::V(chunks)],
                     elems,
                 })
             }

@@ -558,9 +558,7 @@ impl Tr<'_, '_> {
         if !self.allow_dup {
             return false;
         }
-        if self.regions.points.iter().any(|(b, _)| *b == bi)
-            || self.regions.scans.iter().any(|(b, _)| *b == bi)
-        {
+        if self.regions.points.iter().any(|(b, _)| *b == bi) {
             return false;
         }
         let insts = &self.f.blocks[bi].insts;
