@@ -643,8 +643,23 @@ fn work_group_reduce_and_scans_on_every_type() {
     ) {
         return;
     }
-    for t in TYPES {
-        let kernel = ctx.kernel(&collective_source(t), OPTS, "k");
+    // Every type at the default width; int, float and double also at the other
+    // sub-group widths (the sub-group count per group changes).
+    let mut cases: Vec<(Ty, String)> = TYPES.iter().map(|t| (*t, String::new())).collect();
+    if ctx.has_extension("cl_intel_required_subgroup_size") {
+        for w in ctx.sub_group_sizes() {
+            for t in [TYPES[0], TYPES[4], TYPES[5]] {
+                let attr = format!("__attribute__((intel_reqd_sub_group_size({w}))) kernel void");
+                cases.push((t, attr));
+            }
+        }
+    }
+    for (t, attr) in cases {
+        let mut src = collective_source(t);
+        if !attr.is_empty() {
+            src = src.replace("kernel void", &attr);
+        }
+        let kernel = ctx.kernel(&src, OPTS, "k");
         for (global, local) in SHAPES {
             let n: usize = global.iter().product();
             let its = items(global, local);
@@ -652,7 +667,7 @@ fn work_group_reduce_and_scans_on_every_type() {
             let mut rng = TestRng::new(n as u64 * 131 + t.bits as u64);
             let seen = |slot: usize, i: usize| {
                 format!(
-                    "{} {} {slot} {global:?} {local:?} item {i}",
+                    "{} {} {slot} {global:?} {local:?} item {i} {attr}",
                     t.name,
                     MODES[slot / 3]
                 )
@@ -747,7 +762,13 @@ fn work_group_all_any_and_broadcast_in_every_dimension() {
                 out[2 * n + g] = work_group_broadcast((long)x * 3, lx, ly, lz);
                 out[3 * n + g] = work_group_broadcast(x, lx / 2, ly / 2, lz / 2);
             }
-            out[4 * n + g] = as_uint(work_group_broadcast((float)x, (size_t)0));
+            // The first work-item, by the form of the ND-range's dimension.
+            float f = (float)x;
+            size_t z = 0;
+            float b = get_work_dim() == 1 ? work_group_broadcast(f, z)
+                : get_work_dim() == 2 ? work_group_broadcast(f, z, z)
+                : work_group_broadcast(f, z, z, z);
+            out[4 * n + g] = as_uint(b);
         }"#;
     let kernel = ctx.kernel(src, OPTS, "k");
     for (global, local) in SHAPES {

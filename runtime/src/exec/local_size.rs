@@ -110,7 +110,7 @@ fn for_sub_group_count(
 ) -> [usize; 3] {
     let width = (info.sub_group_width as usize).max(1);
     let hi = count.saturating_mul(width).min(max_items);
-    let lo = (count - 1).saturating_mul(width);
+    let lo = count.saturating_sub(1).saturating_mul(width);
     let divisors = |g: usize, limit: usize| -> Vec<usize> {
         (1..=limit.min(g))
             .rev()
