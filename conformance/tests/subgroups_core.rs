@@ -899,3 +899,129 @@ fn work_group_scan_and_reduce_in_a_loop() {
         assert_eq!(got, want, "{global:?} {local:?}");
     }
 }
+
+/// Sub-groups of a work-group hand a token down from the last to the first through
+/// `__local` atomics: each spins until its successor has passed it on, so this
+/// terminates only with independent forward progress. Collectives after the relay
+/// still combine every sub-group's part in order.
+const RELAY_SRC: &str = r#"
+    kernel void relay(global int* out, global int* order) {
+        local atomic_int turn;
+        local atomic_int counter;
+        int sg = (int)get_sub_group_id(), nsg = (int)get_num_sub_groups();
+        if (get_local_linear_id() == 0) {
+            atomic_init(&turn, nsg - 1);
+            atomic_init(&counter, 0);
+        }
+        work_group_barrier(CLK_LOCAL_MEM_FENCE);
+        if (get_sub_group_local_id() == 0) {
+            while (atomic_load(&turn) != sg)
+                ;
+            int pos = atomic_fetch_add(&counter, 1);
+            order[get_group_id(0) * get_enqueued_num_sub_groups() + pos] = sg;
+            atomic_store(&turn, sg - 1);
+        }
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        int s = work_group_reduce_add((int)get_local_linear_id());
+        int e = work_group_scan_exclusive_add(2);
+        out[get_global_id(0)] = s * 10000 + e;
+    }"#;
+
+#[test]
+fn sub_groups_make_independent_forward_progress() {
+    let ctx = DeviceContext::new();
+    if !sub_groups(&ctx) {
+        return;
+    }
+    let ifp: u32 = device_info(
+        ctx.device,
+        opencl_sys::CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+    )
+    .unwrap();
+    if !require(ifp != 0, "sub-group independent forward progress") {
+        return;
+    }
+    let kernel = ctx.kernel(RELAY_SRC, OPTS, "relay");
+    for (n, local) in [(200usize, 40usize), (96, 96), (37 * 3, 37), (250, 250)] {
+        let w: usize = kernel
+            .sub_group_info(
+                ctx.device,
+                CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                &[local],
+            )
+            .unwrap();
+        let nsg = local.div_ceil(w);
+        let groups = n / local;
+        let out = ctx.buffer_zeroed::<i32>(n);
+        let order = ctx.buffer_zeroed::<i32>(groups * nsg);
+        kernel.arg_buffer(0, &out).arg_buffer(1, &order);
+        ctx.run(&kernel, &[n], Some(&[local]));
+        let got: Vec<i32> = ctx.read(&out, n);
+        let want: Vec<i32> = (0..n)
+            .map(|i| (local * (local - 1) / 2) as i32 * 10000 + 2 * (i % local) as i32)
+            .collect();
+        assert_eq!(got, want, "n {n} local {local}");
+        let seen: Vec<i32> = ctx.read(&order, groups * nsg);
+        for g in 0..groups {
+            let want: Vec<i32> = (0..nsg as i32).rev().collect();
+            assert_eq!(&seen[g * nsg..(g + 1) * nsg], &want[..], "group {g} order");
+        }
+    }
+}
+
+#[test]
+fn compare_exchange_loops_without_barriers() {
+    // A float sum through a compare-exchange loop on one global word: its exit reads
+    // an atomic (so it may yield) in a kernel without any barrier.
+    let ctx = DeviceContext::new();
+    let src = r#"
+        kernel void k(global const float* in, volatile global uint* sum) {
+            float x = in[get_global_id(0)];
+            uint old = atomic_load_explicit((volatile global atomic_uint*)sum, memory_order_relaxed);
+            for (;;) {
+                uint next = as_uint(as_float(old) + x);
+                if (atomic_compare_exchange_strong((volatile global atomic_uint*)sum, &old, next))
+                    break;
+            }
+        }"#;
+    let kernel = ctx.kernel(src, OPTS, "k");
+    let n = 4096;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let a = ctx.buffer_from(&xs);
+    let s = ctx.buffer_zeroed::<u32>(1);
+    kernel.arg_buffer(0, &a).arg_buffer(1, &s);
+    ctx.run(&kernel, &[n], Some(&[64]));
+    let got = f32::from_bits(ctx.read::<u32>(&s, 1)[0]);
+    let want: f32 = xs.iter().sum();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn divergent_compare_exchange_loop_before_a_barrier() {
+    // The lanes of a sub-group leave the loop at different iterations (each retry
+    // may yield): the lanes that left early are still active after the barrier.
+    let ctx = DeviceContext::new();
+    let src = r#"
+        kernel void k(global int* res) {
+            local atomic_int c;
+            size_t lid = get_local_id(0);
+            if (lid == 0) atomic_init(&c, 0);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            int e = atomic_load(&c);
+            while (!atomic_compare_exchange_weak(&c, &e, e + 3)) {}
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid == 0) res[get_group_id(0)] = atomic_load(&c);
+            if (lid == get_local_size(0) - 1) res[get_num_groups(0) + get_group_id(0)] = 1;
+        }"#;
+    let kernel = ctx.kernel(src, OPTS, "k");
+    for (n, local) in [(111usize, 37usize), (64, 64), (16, 16)] {
+        let groups = n / local;
+        let out = ctx.buffer_zeroed::<i32>(2 * groups);
+        kernel.arg_buffer(0, &out);
+        ctx.run(&kernel, &[n], Some(&[local]));
+        let got: Vec<i32> = ctx.read(&out, 2 * groups);
+        let mut want = vec![3 * local as i32; groups];
+        want.extend(vec![1; groups]);
+        assert_eq!(got, want, "n {n} local {local}");
+    }
+}

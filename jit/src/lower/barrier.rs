@@ -19,7 +19,16 @@
 //! one meeting happen in the pass after its writes, the same pass in which the
 //! earliest sub-groups may already write the next meeting's parts.
 //!
-//! Scratch layout per sub-group: `[0, 16)` resume point, then the private area
+//! Loops that may wait for another sub-group ([`crate::analysis::spin`]) yield at
+//! their back-edges: the sub-group stops like at a barrier but is not *waiting*, and
+//! runs again in the next pass. A pass releases the sub-groups waiting at a barrier
+//! only when nobody yielded in the previous one (then all are at the barrier or
+//! done); each release starts a new generation, whose parity picks a slot's half.
+//! In kernels that yield, sub-groups reach a collective in any order, so it gets
+//! two points: all arrive, then (in the releasing pass, in sub-group order) combine.
+//!
+//! Scratch layout per sub-group: `[0, 4)` resume point, `[4, 8)` waiting flag,
+//! `[8, 16)` unused, then the private area
 //! (`private_bytes * W`), the home area, the save area (the largest of any barrier)
 //! and the state area.
 
@@ -37,6 +46,9 @@ use crate::CompileError;
 /// Resume value of a finished sub-group.
 const DONE: i64 = 0x7fff_ffff;
 
+/// Offset in a sub-group's scratch of its flag "waiting at a barrier" (i32).
+const WAITING: i32 = 4;
+
 /// SPIR-V Workgroup scope.
 const SCOPE_WORKGROUP: u64 = 2;
 
@@ -50,6 +62,9 @@ pub(crate) struct Regions {
     pub scratch_per_sg: u64,
     /// Uses of every id, for liveness at barriers.
     pub uses: Uses,
+    /// Yield points (also in `points`): the end of the latches of loops that may wait
+    /// for another sub-group ([`crate::analysis::spin`]), before the terminator.
+    pub yields: Vec<(usize, usize)>,
 }
 
 fn const_scope(m: &Module, id: Id) -> Option<u64> {
@@ -66,6 +81,11 @@ impl Regions {
     /// Finds the barriers of `f`.
     pub fn find(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Result<Regions, CompileError> {
         let mut r = Regions::default();
+        let latches = crate::analysis::spin::waiting_latches(m, f, cfg);
+        r.yields = latches
+            .iter()
+            .map(|&b| (b, f.blocks[b].insts.len()))
+            .collect();
         for &bi in &cfg.order {
             let b = &f.blocks[bi];
             for (k, inst) in b.insts.iter().enumerate() {
@@ -82,9 +102,17 @@ impl Regions {
                         if *scope != 0 && const_scope(m, *scope) == Some(SCOPE_WORKGROUP) =>
                     {
                         r.points.push((bi, k));
+                        if !r.yields.is_empty() {
+                            // A second point: all arrive, then combine in order.
+                            r.points.push((bi, k));
+                        }
                     }
                     _ => {}
                 }
+            }
+            // Points stay in linear order: a yield ends its block.
+            if latches.contains(&bi) {
+                r.points.push((bi, b.insts.len()));
             }
         }
         r.uses = Uses::new(f, cfg, !r.points.is_empty());
@@ -108,9 +136,12 @@ pub(crate) const COLLECTIVE_SLOT_BYTES: u64 = 32;
 pub(crate) struct BarrierCtx {
     /// Where a sub-group goes when it stops at a barrier or finishes.
     pub next_sg: ir::Block,
-    /// Set when some sub-group stopped at a barrier in this pass.
+    /// Set when some sub-group stopped at a barrier or yielded in this pass.
     pub pending: Variable,
-    /// The pass number (from 1): its parity picks the half of a collective slot.
+    /// Set when some sub-group yielded (at a loop back-edge) in this pass.
+    pub yielded: Variable,
+    /// The barrier generation (releases so far): its parity picks the half of a
+    /// collective slot.
     pub pass: Variable,
     /// This sub-group's scratch base.
     pub sg_base: Value,
@@ -162,6 +193,7 @@ impl Tr<'_, '_> {
             let base = self.b.ins().iadd(g.scratch, off);
             let z32 = self.b.ins().iconst(types::I32, 0);
             self.b.ins().store(fl, z32, base, 0);
+            self.b.ins().store(fl, z32, base, WAITING);
             let sg1 = self.b.ins().iadd_imm_s(sg, 1);
             self.b.def_var(sgv, sg1);
             self.b.ins().jump(head, &[]);
@@ -170,8 +202,15 @@ impl Tr<'_, '_> {
         let pending = self.b.declare_var(types::I8);
         let sgv = self.b.declare_var(types::I64);
         let passv = self.b.declare_var(types::I64);
+        let yielded = self.b.declare_var(types::I8);
+        let release = self.b.declare_var(types::I8);
         let z = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(passv, z);
+        let z8 = self.b.ins().iconst(types::I8, 0);
+        self.b.def_var(release, z8);
+        let gate = self.b.create_block();
+        let skip = self.b.create_block();
+        let wake = self.b.create_block();
         let pass = self.b.create_block();
         let head = self.b.create_block();
         let check = self.b.create_block();
@@ -187,12 +226,17 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(pass);
         let z = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(sgv, z);
+        // A pass after one in which nobody yielded releases the sub-groups waiting
+        // at a barrier: a new generation.
         let p = self.b.use_var(passv);
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let rel = self.b.use_var(release);
+        let rel = self.b.ins().uextend(types::I64, rel);
+        let p1 = self.b.ins().iadd(p, rel);
         self.b.def_var(passv, p1);
         let rowv = self.row_vars_init();
         let f0 = self.b.ins().iconst(types::I8, 0);
         self.b.def_var(pending, f0);
+        self.b.def_var(yielded, f0);
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(head);
@@ -209,8 +253,24 @@ impl Tr<'_, '_> {
         let base = self.b.ins().iadd(g.scratch, off);
         let r = self.b.ins().load(types::I32, fl, base, 0);
         let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE);
-        self.b.ins().brif(is_done, next, &[], choose, &[]);
+        self.b.ins().brif(is_done, next, &[], gate, &[]);
+        // A sub-group waiting at a barrier runs only in a releasing pass.
+        self.b.switch_to_block(gate);
+        let wt = self.b.ins().load(types::I32, fl, base, WAITING);
+        self.b.ins().brif(wt, wake, &[], choose, &[]);
+        self.b.switch_to_block(wake);
+        let rel = self.b.use_var(release);
+        self.b.ins().brif(rel, choose, &[], skip, &[]);
+        self.b.switch_to_block(skip);
+        let t = self.b.ins().iconst(types::I8, 1);
+        self.b.def_var(pending, t);
+        self.b.ins().jump(next, &[]);
         self.b.switch_to_block(choose);
+        let sg = self.b.use_var(sgv);
+        let off = self.b.ins().imul(sg, size_placeholder);
+        let base = self.b.ins().iadd(g.scratch, off);
+        let z32 = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().store(fl, z32, base, WAITING);
         self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
 
         let mut save_bytes = 0u64;
@@ -232,6 +292,7 @@ impl Tr<'_, '_> {
             self.bctx = Some(BarrierCtx {
                 next_sg: next,
                 pending,
+                yielded,
                 pass: passv,
                 sg_base: base,
                 resume: Vec::new(),
@@ -259,6 +320,9 @@ impl Tr<'_, '_> {
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(check);
+        let y = self.b.use_var(yielded);
+        let rel = self.b.ins().bxor_imm_s(y, 1);
+        self.b.def_var(release, rel);
         let p = self.b.use_var(pending);
         self.b.ins().brif(p, pass, &[], exit, &[]);
         self.b.switch_to_block(exit);
@@ -288,6 +352,7 @@ impl Tr<'_, '_> {
     }
 
     /// [`Self::barrier_split`] that also carries the variables `extra` across.
+    /// A collective with two points (kernels that yield) splits at the second here.
     fn barrier_split_keeping(
         &mut self,
         bi: usize,
@@ -298,19 +363,43 @@ impl Tr<'_, '_> {
             .regions
             .points
             .iter()
-            .position(|p| *p == (bi, k))
+            .rposition(|p| *p == (bi, k))
             .ok_or_else(|| CompileError::codegen("barrier point not found"))?;
-        let (next_sg, pending, sg_base, resume) = {
+        self.split_at(point, bi, extra, false)
+    }
+
+    /// Yields to the next sub-group at the end of latch `bi` (a loop that may wait
+    /// for another sub-group) and resumes there in a later pass.
+    pub(crate) fn yield_split(&mut self, bi: usize, k: usize) -> Result<(), CompileError> {
+        let point = self
+            .regions
+            .points
+            .iter()
+            .position(|p| *p == (bi, k))
+            .ok_or_else(|| CompileError::codegen("yield point not found"))?;
+        self.split_at(point, bi, &[], true)
+    }
+
+    /// Stops this sub-group at `point` (waiting for the others there, or only
+    /// yielding), keeping its state and `extra`; continues in the resume block.
+    fn split_at(
+        &mut self,
+        point: usize,
+        bi: usize,
+        extra: &[(Variable, ir::Type)],
+        yields: bool,
+    ) -> Result<(), CompileError> {
+        let (next_sg, pending, yielded, sg_base, resume) = {
             let c = self
                 .bctx
                 .as_ref()
                 .ok_or_else(|| CompileError::codegen("barrier outside a region-split body"))?;
-            (c.next_sg, c.pending, c.sg_base, c.resume[point])
+            (c.next_sg, c.pending, c.yielded, c.sg_base, c.resume[point])
         };
         // What to keep: (variable, type). Values used after the barrier are in their
         // homes already (see `storage`); what remains is the control state.
         let mut keep: Vec<(Variable, ir::Type)> = self
-            .body_state_vars(bi)
+            .body_state_vars(bi, yields)
             .iter()
             .filter_map(|c| c.var().map(|v| (v, c.ty())))
             .collect();
@@ -348,6 +437,12 @@ impl Tr<'_, '_> {
         self.b.ins().store(fl, id, sg_base, 0);
         let t = self.b.ins().iconst(types::I8, 1);
         self.b.def_var(pending, t);
+        if yields {
+            self.b.def_var(yielded, t);
+        } else {
+            let w = self.b.ins().iconst(types::I32, 1);
+            self.b.ins().store(fl, w, sg_base, WAITING);
+        }
         self.b.ins().jump(next_sg, &[]);
         // Resume.
         self.b.switch_to_block(resume);
@@ -457,6 +552,11 @@ impl Tr<'_, '_> {
         k: usize,
     ) -> Result<Val, CompileError> {
         let e = elems[0];
+        let vals = if self.regions.yields.is_empty() {
+            vals
+        } else {
+            self.arrive_first(bi, k, vals)?
+        };
         let v = vals
             .first()
             .ok_or_else(|| CompileError::malformed("work-group collective without a value"))?
@@ -630,5 +730,67 @@ impl Tr<'_, '_> {
                 })
             }
         }
+    }
+
+    /// In a kernel that yields, sub-groups reach a collective in any order: they
+    /// first all arrive (a barrier, carrying the operands across), then combine in
+    /// sub-group order in the releasing pass.
+    fn arrive_first(
+        &mut self,
+        bi: usize,
+        k: usize,
+        vals: Vec<Val>,
+    ) -> Result<Vec<Val>, CompileError> {
+        let point = self
+            .regions
+            .points
+            .iter()
+            .position(|p| *p == (bi, k))
+            .ok_or_else(|| CompileError::codegen("collective point not found"))?;
+        let mut keep: Vec<(Variable, ir::Type)> = Vec::new();
+        for v in &vals {
+            for l in &v.leaves {
+                let parts: Vec<Value> = match l {
+                    Lv::U(x) | Lv::A(x, _) => vec![*x],
+                    Lv::V(c) => c.clone(),
+                };
+                for x in parts {
+                    let t = self.b.func.dfg.value_type(x);
+                    let var = self.b.declare_var(t);
+                    self.b.def_var(var, x);
+                    keep.push((var, t));
+                }
+            }
+        }
+        self.split_at(point, bi, &keep, false)?;
+        let mut it = keep.iter();
+        let mut next = |t: &mut Tr<'_, '_>| -> Result<Value, CompileError> {
+            let (var, _) = it
+                .next()
+                .ok_or_else(|| CompileError::codegen("collective operands lost"))?;
+            Ok(t.b.use_var(*var))
+        };
+        let mut out = Vec::with_capacity(vals.len());
+        for v in &vals {
+            let mut leaves = Vec::with_capacity(v.leaves.len());
+            for l in &v.leaves {
+                leaves.push(match l {
+                    Lv::U(_) => Lv::U(next(self)?),
+                    Lv::A(_, s) => Lv::A(next(self)?, *s),
+                    Lv::V(c) => {
+                        let mut cs = Vec::with_capacity(c.len());
+                        for _ in c {
+                            cs.push(next(self)?);
+                        }
+                        Lv::V(cs)
+                    }
+                });
+            }
+            out.push(Val {
+                leaves,
+                elems: v.elems.clone(),
+            });
+        }
+        Ok(out)
     }
 }
