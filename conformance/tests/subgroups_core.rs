@@ -941,7 +941,12 @@ fn sub_groups_make_independent_forward_progress() {
     if !require(ifp != 0, "sub-group independent forward progress") {
         return;
     }
-    let kernel = ctx.kernel(RELAY_SRC, OPTS, "relay");
+    for opts in [OPTS, "-cl-std=CL3.0 -cl-opt-disable"] {
+        relay(&ctx, &ctx.kernel(RELAY_SRC, opts, "relay"));
+    }
+}
+
+fn relay(ctx: &DeviceContext, kernel: &Kernel) {
     for (n, local) in [(200usize, 40usize), (96, 96), (37 * 3, 37), (250, 250)] {
         let w: usize = kernel
             .sub_group_info(
@@ -955,7 +960,7 @@ fn sub_groups_make_independent_forward_progress() {
         let out = ctx.buffer_zeroed::<i32>(n);
         let order = ctx.buffer_zeroed::<i32>(groups * nsg);
         kernel.arg_buffer(0, &out).arg_buffer(1, &order);
-        ctx.run(&kernel, &[n], Some(&[local]));
+        ctx.run(kernel, &[n], Some(&[local]));
         let got: Vec<i32> = ctx.read(&out, n);
         let want: Vec<i32> = (0..n)
             .map(|i| (local * (local - 1) / 2) as i32 * 10000 + 2 * (i % local) as i32)
@@ -1023,5 +1028,55 @@ fn divergent_compare_exchange_loop_before_a_barrier() {
         let mut want = vec![3 * local as i32; groups];
         want.extend(vec![1; groups]);
         assert_eq!(got, want, "n {n} local {local}");
+    }
+}
+
+#[test]
+fn lanes_leave_a_waiting_loop_at_different_times() {
+    // Sub-group 0 waits, lane by lane, for counts sub-group 1 produces: lane 0 leaves
+    // at once, the others only after yielding; all are active after the barrier.
+    let ctx = DeviceContext::new();
+    if !sub_groups(&ctx) {
+        return;
+    }
+    let ifp: u32 = device_info(
+        ctx.device,
+        opencl_sys::CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+    )
+    .unwrap();
+    if !require(ifp != 0, "sub-group independent forward progress") {
+        return;
+    }
+    let src = r#"
+        kernel void k(global int* res) {
+            local atomic_int c;
+            uint lane = get_sub_group_local_id(), sg = get_sub_group_id();
+            if (get_local_id(0) == 0) atomic_init(&c, 0);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            int spins = 0;
+            if (sg == 0) {
+                while (atomic_load(&c) < (int)lane * 100) spins++;
+            } else if (sg == 1 && lane == 0) {
+                for (int i = 0; i < 10000; i++) atomic_fetch_add(&c, 1);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            res[get_global_id(0)] = (spins > 0) * 1000 + (int)lane + 1;
+        }"#;
+    let kernel = ctx.kernel(src, OPTS, "k");
+    let local: usize = 2 * kernel
+        .sub_group_info::<usize>(ctx.device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[64])
+        .unwrap();
+    let out = ctx.buffer_zeroed::<i32>(local);
+    kernel.arg_buffer(0, &out);
+    ctx.run(&kernel, &[local], Some(&[local]));
+    let got: Vec<i32> = ctx.read(&out, local);
+    let w = local / 2;
+    for (i, g) in got.iter().enumerate() {
+        let lane = (i % w) as i32 + 1;
+        // Lane 0 of sub-group 0 never spins; the others of sub-group 0 may.
+        assert_eq!(g % 1000, lane, "item {i}: {got:?}");
+        if i == 0 || i >= w {
+            assert_eq!(*g, lane, "item {i}: {got:?}");
+        }
     }
 }

@@ -13,18 +13,27 @@ use crate::spirv::{Id, Module, Op, Terminator};
 
 /// The back-edge sources (latches) of loops that may wait on memory, in block order.
 pub fn waiting_latches(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Vec<usize> {
-    // Ids computed from an atomic result, through any instruction (phis included).
+    // Ids computed from an atomic result, through any instruction (phis included)
+    // and through the variables they are stored in (unoptimised code keeps locals
+    // in memory).
     let mut tainted: HashSet<Id> = HashSet::new();
+    let mut stored: HashSet<Id> = HashSet::new();
     loop {
-        let before = tainted.len();
+        let before = tainted.len() + stored.len();
         for b in &f.blocks {
             for inst in &b.insts {
+                if let Op::Store { ptr, value, .. } = &inst.op {
+                    if tainted.contains(value) {
+                        stored.insert(*ptr);
+                    }
+                }
                 let Some(r) = inst.result else { continue };
                 if tainted.contains(&r) {
                     continue;
                 }
                 let source = match &inst.op {
                     Op::Atomic { .. } => true,
+                    Op::Load { ptr, .. } => stored.contains(ptr),
                     Op::Call { function, .. } => m
                         .functions
                         .get(function)
@@ -42,7 +51,7 @@ pub fn waiting_latches(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Vec<usize> {
                 }
             }
         }
-        if tainted.len() == before {
+        if tainted.len() + stored.len() == before {
             break;
         }
     }

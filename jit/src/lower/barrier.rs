@@ -28,7 +28,7 @@
 //! two points: all arrive, then (in the releasing pass, in sub-group order) combine.
 //!
 //! Scratch layout per sub-group: `[0, 4)` resume point, `[4, 8)` waiting flag,
-//! `[8, 16)` unused, then the private area
+//! `[8, 12)` back-edges since the last yield, `[12, 16)` unused, then the private area
 //! (`private_bytes * W`), the home area, the save area (the largest of any barrier)
 //! and the state area.
 
@@ -48,6 +48,11 @@ const DONE: i64 = 0x7fff_ffff;
 
 /// Offset in a sub-group's scratch of its flag "waiting at a barrier" (i32).
 const WAITING: i32 = 4;
+
+/// Offset in a sub-group's scratch of its count of back-edges since it last
+/// yielded (i32), and how many make it yield.
+const SPINS: i32 = 8;
+const SPINS_PER_YIELD: i64 = 64;
 
 /// SPIR-V Workgroup scope.
 const SCOPE_WORKGROUP: u64 = 2;
@@ -194,6 +199,7 @@ impl Tr<'_, '_> {
             let z32 = self.b.ins().iconst(types::I32, 0);
             self.b.ins().store(fl, z32, base, 0);
             self.b.ins().store(fl, z32, base, WAITING);
+            self.b.ins().store(fl, z32, base, SPINS);
             let sg1 = self.b.ins().iadd_imm_s(sg, 1);
             self.b.def_var(sgv, sg1);
             self.b.ins().jump(head, &[]);
@@ -370,6 +376,8 @@ impl Tr<'_, '_> {
 
     /// Yields to the next sub-group at the end of latch `bi` (a loop that may wait
     /// for another sub-group) and resumes there in a later pass.
+    /// Only every [`SPINS_PER_YIELD`]-th back-edge yields: a compare-exchange retry
+    /// loop contended by the lanes of one sub-group ends within W iterations anyway.
     pub(crate) fn yield_split(&mut self, bi: usize, k: usize) -> Result<(), CompileError> {
         let point = self
             .regions
@@ -377,7 +385,45 @@ impl Tr<'_, '_> {
             .iter()
             .position(|p| *p == (bi, k))
             .ok_or_else(|| CompileError::codegen("yield point not found"))?;
-        self.split_at(point, bi, &[], true)
+        let sg_base = self
+            .bctx
+            .as_ref()
+            .map(|c| c.sg_base)
+            .ok_or_else(|| CompileError::codegen("yield outside a region-split body"))?;
+        let fl = ir::MemFlagsData::trusted();
+        let n = self.b.ins().load(types::I32, fl, sg_base, SPINS);
+        let n1 = self.b.ins().iadd_imm_s(n, 1);
+        let go = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n1, SPINS_PER_YIELD);
+        let z = self.b.ins().iconst(types::I32, 0);
+        let n2 = self.b.ins().select(go, z, n1);
+        self.b.ins().store(fl, n2, sg_base, SPINS);
+        // The mask on both paths (restored after a yield).
+        let saved: Vec<Variable> = self
+            .mask
+            .clone()
+            .iter()
+            .map(|m| {
+                let v = self.b.declare_var(types::I32X4);
+                self.b.def_var(v, *m);
+                v
+            })
+            .collect();
+        let stop = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(go, stop, &[], cont, &[]);
+        self.b.switch_to_block(stop);
+        self.split_at(point, bi, &[], true)?;
+        for (v, m) in saved.iter().zip(self.mask.clone()) {
+            self.b.def_var(*v, m);
+        }
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+        self.mask = saved.iter().map(|v| self.b.use_var(*v)).collect();
+        self.mask_full = None;
+        Ok(())
     }
 
     /// Stops this sub-group at `point` (waiting for the others there, or only
