@@ -71,6 +71,9 @@ pub struct KernelInfo {
     pub private_bytes_per_item: usize,
     /// Whether the kernel has barriers or work-group collectives (region-split code).
     pub has_barriers: bool,
+    /// The number of sub-groups a work-group must have (`SubgroupsPerWorkgroup`,
+    /// `CL_KERNEL_COMPILE_NUM_SUB_GROUPS`).
+    pub required_num_sub_groups: Option<u32>,
 }
 
 impl KernelInfo {

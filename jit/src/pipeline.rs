@@ -192,10 +192,12 @@ fn compile_module(
             reqd_work_group_size: ep.modes.local_size,
             work_group_size_hint: ep.modes.local_size_hint,
             attributes: meta::attributes(ep),
-            static_local_bytes: (local_bytes + 16 * collectives) as usize,
+            static_local_bytes: (local_bytes + crate::lower::COLLECTIVE_SLOT_BYTES * collectives)
+                as usize,
             scratch_bytes_per_sub_group: lowered.scratch_per_sg as usize,
             private_bytes_per_item: lowered.private_bytes as usize,
             has_barriers: lowered.has_barriers,
+            required_num_sub_groups: ep.modes.sub_groups_per_work_group,
         });
     }
     let (code, ptrs) = jit.finish(&ids, data)?;

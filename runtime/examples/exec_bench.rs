@@ -63,6 +63,7 @@ fn kernel(entry: KernelEntryFn) -> Arc<CompiledKernel> {
         scratch_bytes_per_sub_group: 0,
         private_bytes_per_item: 0,
         has_barriers: false,
+        required_num_sub_groups: None,
     };
     Arc::new(CompiledKernel::new(info, entry, Arc::new(NoCode)))
 }

@@ -278,9 +278,14 @@ impl Kernel {
 
     /// `CL_KERNEL_WORK_GROUP_SIZE`.
     pub fn max_work_group_size(&self) -> usize {
-        match self.compiled.info.reqd_work_group_size {
-            Some([x, y, z]) => (x as usize) * (y as usize) * (z as usize),
-            None => MAX_WORK_GROUP_SIZE,
+        let info = &self.compiled.info;
+        match (info.reqd_work_group_size, info.required_num_sub_groups) {
+            (Some([x, y, z]), _) => (x as usize) * (y as usize) * (z as usize),
+            // More work-items would make another sub-group.
+            (None, Some(n)) => (n as usize)
+                .saturating_mul(info.sub_group_width as usize)
+                .min(MAX_WORK_GROUP_SIZE),
+            (None, None) => MAX_WORK_GROUP_SIZE,
         }
     }
 
@@ -344,7 +349,10 @@ impl Kernel {
                     l[d] = l[d].max(1);
                     if d >= dims {
                         l[d] = 1;
-                    } else if uniform && info.reqd_work_group_size.is_none() {
+                    } else if uniform
+                        && info.reqd_work_group_size.is_none()
+                        && info.required_num_sub_groups.is_none()
+                    {
                         // The chosen size must divide the global size for CL1.x builds.
                         while !global[d].is_multiple_of(l[d]) {
                             l[d] -= 1;
@@ -352,12 +360,18 @@ impl Kernel {
                     }
                 }
                 if uniform && (0..dims).any(|d| !global[d].is_multiple_of(l[d])) {
-                    // Only possible with reqd_work_group_size: the size is fixed.
+                    // Only possible with reqd_work_group_size or a required number of
+                    // sub-groups: the size is fixed.
                     return Err(CL_INVALID_WORK_GROUP_SIZE);
                 }
                 l
             }
         };
+        if let Some(n) = info.required_num_sub_groups {
+            if info.num_sub_groups(local) != n as usize {
+                return Err(CL_INVALID_WORK_GROUP_SIZE);
+            }
+        }
         // The work-group count must be representable (the engine hands groups out by
         // a linear index).
         let groups = (0..dims).try_fold(1usize, |acc, d| {
@@ -532,6 +546,7 @@ mod tests {
             scratch_bytes_per_sub_group: 0,
             private_bytes_per_item: 0,
             has_barriers: false,
+            required_num_sub_groups: None,
         }
     }
 

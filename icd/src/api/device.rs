@@ -332,7 +332,9 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
                 0
             })
         }
-        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
+        // Loops whose exit reads an atomic yield to the next sub-group at their
+        // back-edges (jit::analysis::spin), so a sub-group waiting for another ends.
+        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(true),
         CL_DEVICE_SUB_GROUP_SIZES_INTEL => out.array(
             &SUPPORTED_SUB_GROUP_WIDTHS
                 .iter()

@@ -238,8 +238,10 @@ fn sub_group_info(
     };
     match param_name {
         CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
-            let l = local_sizes()?;
-            out.value::<usize>(w.min(l[0].max(1)))
+            // What `get_max_sub_group_size()` returns in the kernel: the width it
+            // was compiled for, whatever the local size (as Intel's CPU runtime).
+            local_sizes()?;
+            out.value::<usize>(w)
         }
         CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
             out.value::<usize>(k.sub_group_count(local_sizes()?))
@@ -255,7 +257,13 @@ fn sub_group_info(
                 return Err(CL_INVALID_VALUE);
             }
             let mut local = vec![0usize; dims];
-            if let Some(x) = count.checked_mul(w).filter(|x| *x <= max && count > 0) {
+            // A kernel compiled for a number of sub-groups runs with no other.
+            let required = k.compiled.info.required_num_sub_groups;
+            let allowed = required.is_none_or(|n| n as usize == count);
+            if let Some(x) = count
+                .checked_mul(w)
+                .filter(|x| *x <= max && count > 0 && allowed)
+            {
                 local[0] = x;
                 for v in &mut local[1..] {
                     *v = 1;
@@ -264,7 +272,12 @@ fn sub_group_info(
             out.array(&local)
         }
         CL_KERNEL_MAX_NUM_SUB_GROUPS => out.value::<usize>(max.div_ceil(w)),
-        CL_KERNEL_COMPILE_NUM_SUB_GROUPS => out.value::<usize>(0),
+        CL_KERNEL_COMPILE_NUM_SUB_GROUPS => out.value::<usize>(
+            k.compiled
+                .info
+                .required_num_sub_groups
+                .map_or(0, |n| n as usize),
+        ),
         CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL => out.value::<usize>(k.required_sub_group_size()),
         _ => Err(CL_INVALID_VALUE),
     }

@@ -13,6 +13,7 @@ pub mod flatten;
 pub mod liveness;
 pub mod placement;
 pub mod provenance;
+pub mod spin;
 pub mod uniformity;
 
 pub use crate::spirv::{for_each_operand, for_each_operand_mut};

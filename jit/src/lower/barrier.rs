@@ -9,10 +9,26 @@
 //! at the barrier. When every sub-group has reached the barrier the pass repeats,
 //! each resuming after its barrier; a sub-group that finishes records "done".
 //! Private variables of such kernels live in the scratch area too. Work-group
-//! collectives (reduce, broadcast, all/any) are a barrier with a combine step before
-//! it and a read after; scans need no barrier because sub-groups reach them in order.
+//! collectives are a barrier with a combine step before it (each sub-group folds its
+//! part into the collective's slot in `__local` memory) and, for reduce, broadcast,
+//! all and any, a read of the slot after it. A scan computes its result before the
+//! barrier (the slot holds the earlier sub-groups' prefix when it arrives) and keeps
+//! it in the save area across the barrier, which only stops sub-group 0 from starting
+//! the next meeting of the same collective (in a loop) before the last one has
+//! added its part. Each slot has two halves, used in alternate passes: the reads of
+//! one meeting happen in the pass after its writes, the same pass in which the
+//! earliest sub-groups may already write the next meeting's parts.
 //!
-//! Scratch layout per sub-group: `[0, 16)` resume point, then the private area
+//! Loops that may wait for another sub-group ([`crate::analysis::spin`]) yield at
+//! their back-edges: the sub-group stops like at a barrier but is not *waiting*, and
+//! runs again in the next pass. A pass releases the sub-groups waiting at a barrier
+//! only when nobody yielded in the previous one (then all are at the barrier or
+//! done); each release starts a new generation, whose parity picks a slot's half.
+//! In kernels that yield, sub-groups reach a collective in any order, so it gets
+//! two points: all arrive, then (in the releasing pass, in sub-group order) combine.
+//!
+//! Scratch layout per sub-group: `[0, 4)` resume point, `[4, 8)` waiting flag,
+//! `[8, 12)` back-edges since the last yield, `[12, 16)` unused, then the private area
 //! (`private_bytes * W`), the home area, the save area (the largest of any barrier)
 //! and the state area.
 
@@ -30,6 +46,14 @@ use crate::CompileError;
 /// Resume value of a finished sub-group.
 const DONE: i64 = 0x7fff_ffff;
 
+/// Offset in a sub-group's scratch of its flag "waiting at a barrier" (i32).
+const WAITING: i32 = 4;
+
+/// Offset in a sub-group's scratch of its count of back-edges since it last
+/// yielded (i32), and how many make it yield.
+const SPINS: i32 = 8;
+const SPINS_PER_YIELD: i64 = 64;
+
 /// SPIR-V Workgroup scope.
 const SCOPE_WORKGROUP: u64 = 2;
 
@@ -43,8 +67,9 @@ pub(crate) struct Regions {
     pub scratch_per_sg: u64,
     /// Uses of every id, for liveness at barriers.
     pub uses: Uses,
-    /// Work-group scans (no barrier) in block order.
-    pub scans: Vec<(usize, usize)>,
+    /// Yield points (also in `points`): the end of the latches of loops that may wait
+    /// for another sub-group ([`crate::analysis::spin`]), before the terminator.
+    pub yields: Vec<(usize, usize)>,
 }
 
 fn const_scope(m: &Module, id: Id) -> Option<u64> {
@@ -61,6 +86,11 @@ impl Regions {
     /// Finds the barriers of `f`.
     pub fn find(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Result<Regions, CompileError> {
         let mut r = Regions::default();
+        let latches = crate::analysis::spin::waiting_latches(m, f, cfg);
+        r.yields = latches
+            .iter()
+            .map(|&b| (b, f.blocks[b].insts.len()))
+            .collect();
         for &bi in &cfg.order {
             let b = &f.blocks[bi];
             for (k, inst) in b.insts.iter().enumerate() {
@@ -76,17 +106,18 @@ impl Regions {
                     Op::Group { scope, mode, .. }
                         if *scope != 0 && const_scope(m, *scope) == Some(SCOPE_WORKGROUP) =>
                     {
-                        if matches!(
-                            mode,
-                            Some(GroupMode::InclusiveScan) | Some(GroupMode::ExclusiveScan)
-                        ) {
-                            r.scans.push((bi, k));
-                        } else {
+                        r.points.push((bi, k));
+                        if !r.yields.is_empty() {
+                            // A second point: all arrive, then combine in order.
                             r.points.push((bi, k));
                         }
                     }
                     _ => {}
                 }
+            }
+            // Points stay in linear order: a yield ends its block.
+            if latches.contains(&bi) {
+                r.points.push((bi, b.insts.len()));
             }
         }
         r.uses = Uses::new(f, cfg, !r.points.is_empty());
@@ -94,25 +125,29 @@ impl Regions {
     }
 
     pub fn has_barriers(&self) -> bool {
-        !self.points.is_empty() || !self.scans.is_empty()
+        !self.points.is_empty()
     }
 
     /// Slot index in the collective area of a collective at (bi, k).
     pub fn collective_slot(&self, bi: usize, k: usize) -> usize {
-        self.points
-            .iter()
-            .chain(self.scans.iter())
-            .position(|p| *p == (bi, k))
-            .unwrap_or(0)
+        self.points.iter().position(|p| *p == (bi, k)).unwrap_or(0)
     }
 }
+
+/// Bytes of `__local` memory per work-group collective: two 16-byte halves.
+pub(crate) const COLLECTIVE_SLOT_BYTES: u64 = 32;
 
 /// Per-body state of the barrier machinery.
 pub(crate) struct BarrierCtx {
     /// Where a sub-group goes when it stops at a barrier or finishes.
     pub next_sg: ir::Block,
-    /// Set when some sub-group stopped at a barrier in this pass.
+    /// Set when some sub-group stopped at a barrier or yielded in this pass.
     pub pending: Variable,
+    /// Set when some sub-group yielded (at a loop back-edge) in this pass.
+    pub yielded: Variable,
+    /// The barrier generation (releases so far): its parity picks the half of a
+    /// collective slot.
+    pub pass: Variable,
     /// This sub-group's scratch base.
     pub sg_base: Value,
     /// Resume blocks, one per barrier point.
@@ -163,6 +198,8 @@ impl Tr<'_, '_> {
             let base = self.b.ins().iadd(g.scratch, off);
             let z32 = self.b.ins().iconst(types::I32, 0);
             self.b.ins().store(fl, z32, base, 0);
+            self.b.ins().store(fl, z32, base, WAITING);
+            self.b.ins().store(fl, z32, base, SPINS);
             let sg1 = self.b.ins().iadd_imm_s(sg, 1);
             self.b.def_var(sgv, sg1);
             self.b.ins().jump(head, &[]);
@@ -170,6 +207,16 @@ impl Tr<'_, '_> {
         }
         let pending = self.b.declare_var(types::I8);
         let sgv = self.b.declare_var(types::I64);
+        let passv = self.b.declare_var(types::I64);
+        let yielded = self.b.declare_var(types::I8);
+        let release = self.b.declare_var(types::I8);
+        let z = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(passv, z);
+        let z8 = self.b.ins().iconst(types::I8, 0);
+        self.b.def_var(release, z8);
+        let gate = self.b.create_block();
+        let skip = self.b.create_block();
+        let wake = self.b.create_block();
         let pass = self.b.create_block();
         let head = self.b.create_block();
         let check = self.b.create_block();
@@ -185,9 +232,17 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(pass);
         let z = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(sgv, z);
+        // A pass after one in which nobody yielded releases the sub-groups waiting
+        // at a barrier: a new generation.
+        let p = self.b.use_var(passv);
+        let rel = self.b.use_var(release);
+        let rel = self.b.ins().uextend(types::I64, rel);
+        let p1 = self.b.ins().iadd(p, rel);
+        self.b.def_var(passv, p1);
         let rowv = self.row_vars_init();
         let f0 = self.b.ins().iconst(types::I8, 0);
         self.b.def_var(pending, f0);
+        self.b.def_var(yielded, f0);
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(head);
@@ -204,8 +259,24 @@ impl Tr<'_, '_> {
         let base = self.b.ins().iadd(g.scratch, off);
         let r = self.b.ins().load(types::I32, fl, base, 0);
         let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE);
-        self.b.ins().brif(is_done, next, &[], choose, &[]);
+        self.b.ins().brif(is_done, next, &[], gate, &[]);
+        // A sub-group waiting at a barrier runs only in a releasing pass.
+        self.b.switch_to_block(gate);
+        let wt = self.b.ins().load(types::I32, fl, base, WAITING);
+        self.b.ins().brif(wt, wake, &[], choose, &[]);
+        self.b.switch_to_block(wake);
+        let rel = self.b.use_var(release);
+        self.b.ins().brif(rel, choose, &[], skip, &[]);
+        self.b.switch_to_block(skip);
+        let t = self.b.ins().iconst(types::I8, 1);
+        self.b.def_var(pending, t);
+        self.b.ins().jump(next, &[]);
         self.b.switch_to_block(choose);
+        let sg = self.b.use_var(sgv);
+        let off = self.b.ins().imul(sg, size_placeholder);
+        let base = self.b.ins().iadd(g.scratch, off);
+        let z32 = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().store(fl, z32, base, WAITING);
         self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
 
         let mut save_bytes = 0u64;
@@ -227,6 +298,8 @@ impl Tr<'_, '_> {
             self.bctx = Some(BarrierCtx {
                 next_sg: next,
                 pending,
+                yielded,
+                pass: passv,
                 sg_base: base,
                 resume: Vec::new(),
                 save_bytes,
@@ -253,6 +326,9 @@ impl Tr<'_, '_> {
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(check);
+        let y = self.b.use_var(yielded);
+        let rel = self.b.ins().bxor_imm_s(y, 1);
+        self.b.def_var(release, rel);
         let p = self.b.use_var(pending);
         self.b.ins().brif(p, pass, &[], exit, &[]);
         self.b.switch_to_block(exit);
@@ -278,23 +354,98 @@ impl Tr<'_, '_> {
     /// Saves the live state, yields to the next sub-group, and continues (in the
     /// resume block) with the state restored. `point` indexes `regions.points`.
     fn barrier_split(&mut self, bi: usize, k: usize) -> Result<(), CompileError> {
+        self.barrier_split_keeping(bi, k, &[])
+    }
+
+    /// [`Self::barrier_split`] that also carries the variables `extra` across.
+    /// A collective with two points (kernels that yield) splits at the second here.
+    fn barrier_split_keeping(
+        &mut self,
+        bi: usize,
+        k: usize,
+        extra: &[(Variable, ir::Type)],
+    ) -> Result<(), CompileError> {
+        let point = self
+            .regions
+            .points
+            .iter()
+            .rposition(|p| *p == (bi, k))
+            .ok_or_else(|| CompileError::codegen("barrier point not found"))?;
+        self.split_at(point, bi, extra, false)
+    }
+
+    /// Yields to the next sub-group at the end of latch `bi` (a loop that may wait
+    /// for another sub-group) and resumes there in a later pass.
+    /// Only every [`SPINS_PER_YIELD`]-th back-edge yields: a compare-exchange retry
+    /// loop contended by the lanes of one sub-group ends within W iterations anyway.
+    pub(crate) fn yield_split(&mut self, bi: usize, k: usize) -> Result<(), CompileError> {
         let point = self
             .regions
             .points
             .iter()
             .position(|p| *p == (bi, k))
-            .ok_or_else(|| CompileError::codegen("barrier point not found"))?;
-        let (next_sg, pending, sg_base, resume) = {
+            .ok_or_else(|| CompileError::codegen("yield point not found"))?;
+        let sg_base = self
+            .bctx
+            .as_ref()
+            .map(|c| c.sg_base)
+            .ok_or_else(|| CompileError::codegen("yield outside a region-split body"))?;
+        let fl = ir::MemFlagsData::trusted();
+        let n = self.b.ins().load(types::I32, fl, sg_base, SPINS);
+        let n1 = self.b.ins().iadd_imm_s(n, 1);
+        let go = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n1, SPINS_PER_YIELD);
+        let z = self.b.ins().iconst(types::I32, 0);
+        let n2 = self.b.ins().select(go, z, n1);
+        self.b.ins().store(fl, n2, sg_base, SPINS);
+        // The mask on both paths (restored after a yield).
+        let saved: Vec<Variable> = self
+            .mask
+            .clone()
+            .iter()
+            .map(|m| {
+                let v = self.b.declare_var(types::I32X4);
+                self.b.def_var(v, *m);
+                v
+            })
+            .collect();
+        let stop = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(go, stop, &[], cont, &[]);
+        self.b.switch_to_block(stop);
+        self.split_at(point, bi, &[], true)?;
+        for (v, m) in saved.iter().zip(self.mask.clone()) {
+            self.b.def_var(*v, m);
+        }
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+        self.mask = saved.iter().map(|v| self.b.use_var(*v)).collect();
+        self.mask_full = None;
+        Ok(())
+    }
+
+    /// Stops this sub-group at `point` (waiting for the others there, or only
+    /// yielding), keeping its state and `extra`; continues in the resume block.
+    fn split_at(
+        &mut self,
+        point: usize,
+        bi: usize,
+        extra: &[(Variable, ir::Type)],
+        yields: bool,
+    ) -> Result<(), CompileError> {
+        let (next_sg, pending, yielded, sg_base, resume) = {
             let c = self
                 .bctx
                 .as_ref()
                 .ok_or_else(|| CompileError::codegen("barrier outside a region-split body"))?;
-            (c.next_sg, c.pending, c.sg_base, c.resume[point])
+            (c.next_sg, c.pending, c.yielded, c.sg_base, c.resume[point])
         };
         // What to keep: (variable, type). Values used after the barrier are in their
         // homes already (see `storage`); what remains is the control state.
         let mut keep: Vec<(Variable, ir::Type)> = self
-            .body_state_vars(bi)
+            .body_state_vars(bi, yields)
             .iter()
             .filter_map(|c| c.var().map(|v| (v, c.ty())))
             .collect();
@@ -312,6 +463,7 @@ impl Tr<'_, '_> {
         for v in &cur {
             keep.push((*v, types::I32X4));
         }
+        keep.extend_from_slice(extra);
         let fl = ir::MemFlagsData::trusted();
         let mut off = self.save_offset();
         let mut layout = Vec::with_capacity(keep.len());
@@ -331,6 +483,12 @@ impl Tr<'_, '_> {
         self.b.ins().store(fl, id, sg_base, 0);
         let t = self.b.ins().iconst(types::I8, 1);
         self.b.def_var(pending, t);
+        if yields {
+            self.b.def_var(yielded, t);
+        } else {
+            let w = self.b.ins().iconst(types::I32, 1);
+            self.b.ins().store(fl, w, sg_base, WAITING);
+        }
         self.b.ins().jump(next_sg, &[]);
         // Resume.
         self.b.switch_to_block(resume);
@@ -359,18 +517,34 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
-    /// Address of the collective slot (in local memory after the kernel's variables).
-    fn collective_addr(&mut self, bi: usize, k: usize) -> Result<Value, CompileError> {
+    /// Address of the collective slot (in local memory after the kernel's variables):
+    /// the half this pass writes, or (`after`: just resumed from its barrier) the
+    /// half the previous pass wrote.
+    fn collective_addr(&mut self, bi: usize, k: usize, after: bool) -> Result<Value, CompileError> {
         let slot = self.regions.collective_slot(bi, k) as i64;
         let base = self
             .genv
             .as_ref()
             .map(|g| g.local_mem)
             .ok_or_else(|| CompileError::codegen("group env missing"))?;
-        Ok(self
-            .b
-            .ins()
-            .iadd_imm_s(base, self.collective_base as i64 + slot * 16))
+        let pass = self
+            .bctx
+            .as_ref()
+            .map(|c| c.pass)
+            .ok_or_else(|| CompileError::codegen("collective outside a region-split body"))?;
+        let p = self.b.use_var(pass);
+        let p = if after {
+            self.b.ins().iadd_imm_s(p, 1)
+        } else {
+            p
+        };
+        let half = self.b.ins().band_imm_s(p, 1);
+        let half = self.b.ins().ishl_imm_s(half, 4);
+        let a = self.b.ins().iadd(base, half);
+        Ok(self.b.ins().iadd_imm_s(
+            a,
+            self.collective_base as i64 + slot * COLLECTIVE_SLOT_BYTES as i64,
+        ))
     }
 
     /// Work-group reduce / scan / broadcast / all / any.
@@ -452,11 +626,16 @@ impl Tr<'_, '_> {
         k: usize,
     ) -> Result<Val, CompileError> {
         let e = elems[0];
+        let vals = if self.regions.yields.is_empty() {
+            vals
+        } else {
+            self.arrive_first(bi, k, vals)?
+        };
         let v = vals
             .first()
             .ok_or_else(|| CompileError::malformed("work-group collective without a value"))?
             .clone();
-        let slot = self.collective_addr(bi, k)?;
+        let slot = self.collective_addr(bi, k, false)?;
         let fl = ir::MemFlagsData::trusted();
         let sg = self
             .sgenv
@@ -476,10 +655,30 @@ impl Tr<'_, '_> {
                     .genv
                     .clone()
                     .ok_or_else(|| CompileError::codegen("group env missing"))?;
+                // The local id is one scalar (1D) or a vector of 2 or 3 components
+                // (OpGroupBroadcast's LocalId); x varies fastest.
+                let ids: Vec<(Lv, Elem)> = match vals.get(1..) {
+                    Some([one]) => one
+                        .leaves
+                        .iter()
+                        .cloned()
+                        .zip(one.elems.iter().copied())
+                        .collect(),
+                    Some(many) => many
+                        .iter()
+                        .map(|v| (v.leaves[0].clone(), v.elems[0]))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                if ids.len() > 3 {
+                    return Err(CompileError::malformed(
+                        "work_group_broadcast with more than 3 local ids",
+                    ));
+                }
                 let mut lin: Option<Value> = None;
-                for d in (0..3).rev() {
-                    let Some(idv) = vals.get(1 + d) else { continue };
-                    let x = self.int_resize(&idv.leaves[0], idv.elems[0], Elem::I64, false);
+                for d in (0..ids.len()).rev() {
+                    let (idl, ide) = &ids[d];
+                    let x = self.int_resize(idl, *ide, Elem::I64, false);
                     let Lv::U(x) = x else {
                         return Err(CompileError::unsupported(
                             "work_group_broadcast with a varying work-item id",
@@ -521,7 +720,7 @@ impl Tr<'_, '_> {
                 self.b.ins().jump(cont, &[]);
                 self.b.switch_to_block(cont);
                 self.barrier_split(bi, k)?;
-                let slot = self.collective_addr(bi, k)?;
+                let slot = self.collective_addr(bi, k, true)?;
                 let r = self.b.ins().load(st, fl, slot, 0);
                 return Ok(Val {
                     leaves: vec![Lv::U(r)],
@@ -548,7 +747,7 @@ impl Tr<'_, '_> {
                 let newv = self.b.ins().select(is_first, mine, comb);
                 self.b.ins().store(fl, newv, slot, 0);
                 self.barrier_split(bi, k)?;
-                let slot = self.collective_addr(bi, k)?;
+                let slot = self.collective_addr(bi, k, true)?;
                 let r = self.b.ins().load(types::I8, fl, slot, 0);
                 return Ok(Val {
                     leaves: vec![Lv::U(r)],
@@ -570,7 +769,7 @@ impl Tr<'_, '_> {
         match mode.unwrap_or(GroupMode::Reduce) {
             GroupMode::Reduce => {
                 self.barrier_split(bi, k)?;
-                let slot = self.collective_addr(bi, k)?;
+                let slot = self.collective_addr(bi, k, true)?;
                 let r = self.b.ins().load(st, fl, slot, 0);
                 Ok(Val {
                     leaves: vec![Lv::U(r)],
@@ -586,11 +785,86 @@ impl Tr<'_, '_> {
                 let r = self.per_lane(&[(e, &pre_lv), (e, &scan)], e, |t, x| {
                     t.combine(op, x[0], x[1])
                 });
+                // The result crosses the barrier in the save area.
+                let keep: Vec<(Variable, ir::Type)> = self
+                    .chunks_of(e, &r)
+                    .into_iter()
+                    .map(|c| {
+                        let t = self.b.func.dfg.value_type(c);
+                        let v = self.b.declare_var(t);
+                        self.b.def_var(v, c);
+                        (v, t)
+                    })
+                    .collect();
+                self.barrier_split_keeping(bi, k, &keep)?;
+                let chunks = keep.iter().map(|(v, _)| self.b.use_var(*v)).collect();
                 Ok(Val {
-                    leaves: vec![r],
+                    leaves: vec![Lv::V(chunks)],
                     elems,
                 })
             }
         }
+    }
+
+    /// In a kernel that yields, sub-groups reach a collective in any order: they
+    /// first all arrive (a barrier, carrying the operands across), then combine in
+    /// sub-group order in the releasing pass.
+    fn arrive_first(
+        &mut self,
+        bi: usize,
+        k: usize,
+        vals: Vec<Val>,
+    ) -> Result<Vec<Val>, CompileError> {
+        let point = self
+            .regions
+            .points
+            .iter()
+            .position(|p| *p == (bi, k))
+            .ok_or_else(|| CompileError::codegen("collective point not found"))?;
+        let mut keep: Vec<(Variable, ir::Type)> = Vec::new();
+        for v in &vals {
+            for l in &v.leaves {
+                let parts: Vec<Value> = match l {
+                    Lv::U(x) | Lv::A(x, _) => vec![*x],
+                    Lv::V(c) => c.clone(),
+                };
+                for x in parts {
+                    let t = self.b.func.dfg.value_type(x);
+                    let var = self.b.declare_var(t);
+                    self.b.def_var(var, x);
+                    keep.push((var, t));
+                }
+            }
+        }
+        self.split_at(point, bi, &keep, false)?;
+        let mut it = keep.iter();
+        let mut next = |t: &mut Tr<'_, '_>| -> Result<Value, CompileError> {
+            let (var, _) = it
+                .next()
+                .ok_or_else(|| CompileError::codegen("collective operands lost"))?;
+            Ok(t.b.use_var(*var))
+        };
+        let mut out = Vec::with_capacity(vals.len());
+        for v in &vals {
+            let mut leaves = Vec::with_capacity(v.leaves.len());
+            for l in &v.leaves {
+                leaves.push(match l {
+                    Lv::U(_) => Lv::U(next(self)?),
+                    Lv::A(_, s) => Lv::A(next(self)?, *s),
+                    Lv::V(c) => {
+                        let mut cs = Vec::with_capacity(c.len());
+                        for _ in c {
+                            cs.push(next(self)?);
+                        }
+                        Lv::V(cs)
+                    }
+                });
+            }
+            out.push(Val {
+                leaves,
+                elems: v.elems.clone(),
+            });
+        }
+        Ok(out)
     }
 }

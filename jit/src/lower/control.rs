@@ -431,6 +431,10 @@ impl Tr<'_, '_> {
                 e
             })?;
         }
+        // The back-edge of a loop that may wait for another sub-group: yield.
+        if self.regions.yields.contains(&(bi, blk.insts.len())) {
+            self.yield_split(bi, blk.insts.len())?;
+        }
         Ok(())
     }
 

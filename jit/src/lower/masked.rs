@@ -558,9 +558,7 @@ impl Tr<'_, '_> {
         if !self.allow_dup {
             return false;
         }
-        if self.regions.points.iter().any(|(b, _)| *b == bi)
-            || self.regions.scans.iter().any(|(b, _)| *b == bi)
-        {
+        if self.regions.points.iter().any(|(b, _)| *b == bi) {
             return false;
         }
         let insts = &self.f.blocks[bi].insts;
@@ -586,8 +584,10 @@ impl Tr<'_, '_> {
     /// The control state a sub-group stopping at a barrier in block `at` must keep
     /// (pending masks, phi accumulators and loop live-outs that are read after the
     /// barrier and may hold something by then) and that lives in variables (cells in
-    /// memory are the sub-group's own and survive the barrier).
-    pub(crate) fn body_state_vars(&self, at: usize) -> Vec<Cell> {
+    /// memory are the sub-group's own and survive the barrier). `at_end`: the stop
+    /// is at the end of `at` (a yield in a latch), so the edges out of `at` itself may
+    /// have been taken in earlier iterations (lanes that left a divergent loop).
+    pub(crate) fn body_state_vars(&self, at: usize, at_end: bool) -> Vec<Cell> {
         let mut keep = Vec::new();
         let Some(st) = &self.body_state else {
             return keep;
@@ -599,7 +599,7 @@ impl Tr<'_, '_> {
         // earlier in this iteration).
         let mut live: Vec<usize> = Vec::new();
         for &b in &self.cfg.order[p + 1..] {
-            if st.first_pred[b] < p {
+            if st.first_pred[b] < p || (at_end && st.first_pred[b] == p) {
                 live.push(b);
             }
         }

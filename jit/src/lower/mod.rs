@@ -15,6 +15,7 @@
 pub(crate) mod async_copy;
 mod atomic;
 mod barrier;
+pub(crate) use barrier::COLLECTIVE_SLOT_BYTES;
 mod bits;
 mod block2d;
 mod calls;
@@ -245,7 +246,7 @@ pub(crate) fn lower_kernel(
         }
     }
     let has_barriers = regions.has_barriers();
-    let collective_slots = regions.points.len() + regions.scans.len();
+    let collective_slots = regions.points.len();
     let value_types_for_shapes = value_types.clone();
     let facts = |layout| crate::analysis::exact::analyze(m, f, uni, &value_types, layout, w);
     let exact_contiguous = facts(crate::analysis::exact::Layout::Contiguous(reqd_local));

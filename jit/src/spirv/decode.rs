@@ -42,7 +42,7 @@ pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
     Capability::Int16,
     Capability::GenericPointer,
     Capability::Groups,
-    // The SubgroupSize execution mode (honoured) and SubgroupsPerWorkgroup (a hint).
+    // The SubgroupSize and SubgroupsPerWorkgroup execution modes (both honoured).
     Capability::SubgroupDispatch,
     Capability::SubgroupShuffleINTEL,
     Capability::SubgroupBufferBlockIOINTEL,
@@ -562,11 +562,13 @@ impl Decoder {
                 E::SubgroupSize => ep.modes.sub_group_size = lits.first().copied(),
                 E::VecTypeHint => ep.modes.vec_type_hint = lits.first().copied(),
                 E::ContractionOff => ep.modes.contraction_off = true,
+                E::SubgroupsPerWorkgroup | E::SubgroupsPerWorkgroupId => {
+                    ep.modes.sub_groups_per_work_group = Some(*lits.first().ok_or_else(|| {
+                        malformed(format!("execution mode {mode:?} needs a count"))
+                    })?)
+                }
                 // Kernel modes that change nothing for us.
-                E::Initializer
-                | E::Finalizer
-                | E::SubgroupsPerWorkgroup
-                | E::SubgroupsPerWorkgroupId => {}
+                E::Initializer | E::Finalizer => {}
                 other => {
                     return Err(malformed(format!(
                         "execution mode {other:?} is not one of the OpenCL environment's"

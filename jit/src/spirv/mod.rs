@@ -720,6 +720,9 @@ pub struct ExecModes {
     pub local_size: Option<[u32; 3]>,
     pub local_size_hint: Option<[u32; 3]>,
     pub sub_group_size: Option<u32>,
+    /// `SubgroupsPerWorkgroup` / `SubgroupsPerWorkgroupId`: the number of sub-groups
+    /// every (full) work-group must have.
+    pub sub_groups_per_work_group: Option<u32>,
     pub vec_type_hint: Option<u32>,
     pub contraction_off: bool,
 }

@@ -45,6 +45,9 @@ pub fn choose(
         return local;
     }
     let max_items = max_work_group_size.max(1);
+    if let Some(n) = info.required_num_sub_groups {
+        return for_sub_group_count(info, n as usize, dims, global, max_items);
+    }
     if let Some(hint) = info.work_group_size_hint {
         let mut local = [1usize; 3];
         for d in 0..dims {
@@ -94,6 +97,50 @@ pub fn choose(
     local
 }
 
+/// A local size with exactly `count` sub-groups (`SubgroupsPerWorkgroup`): the
+/// largest product of exact divisors of the global sizes in `((count-1)*W, count*W]`,
+/// else `count*W` work-items in dimension 0 (a ragged last group, which the caller
+/// refuses when work-groups must be uniform).
+fn for_sub_group_count(
+    info: &KernelInfo,
+    count: usize,
+    dims: usize,
+    global: [usize; 3],
+    max_items: usize,
+) -> [usize; 3] {
+    let width = (info.sub_group_width as usize).max(1);
+    let hi = count.saturating_mul(width).min(max_items);
+    let lo = count.saturating_sub(1).saturating_mul(width);
+    let divisors = |g: usize, limit: usize| -> Vec<usize> {
+        (1..=limit.min(g))
+            .rev()
+            .filter(|c| g.is_multiple_of(*c))
+            .collect()
+    };
+    let mut best: Option<[usize; 3]> = None;
+    for x in divisors(global[0], hi) {
+        let ys = if dims > 1 {
+            divisors(global[1], hi / x)
+        } else {
+            vec![1]
+        };
+        for y in ys {
+            let zs = if dims > 2 {
+                divisors(global[2], hi / (x * y))
+            } else {
+                vec![1]
+            };
+            // The largest z that fits is first: it gives this (x, y) its best product.
+            let Some(&z) = zs.first() else { continue };
+            let items = x * y * z;
+            if items > lo && best.is_none_or(|b| items > b.iter().product()) {
+                best = Some([x, y, z]);
+            }
+        }
+    }
+    best.unwrap_or([count.saturating_mul(width), 1, 1])
+}
+
 /// The largest divisor of `n` that is at most `limit`, or the largest such divisor
 /// that is a multiple of `multiple` when that one is at least half as large.
 fn pick_divisor(n: usize, limit: usize, multiple: usize) -> usize {
@@ -133,6 +180,7 @@ mod tests {
             scratch_bytes_per_sub_group: 0,
             private_bytes_per_item: 0,
             has_barriers: false,
+            required_num_sub_groups: None,
         }
     }
 

@@ -146,6 +146,7 @@ fn fake_kernel(
         scratch_bytes_per_sub_group: scratch_per_sub_group,
         private_bytes_per_item: 0,
         has_barriers: scratch_per_sub_group > 0,
+        required_num_sub_groups: None,
     };
     Arc::new(CompiledKernel::new(info, recording_kernel, Arc::new(Code)))
 }

@@ -660,6 +660,9 @@ impl Validator<'_> {
             if m.sub_group_size == Some(0) {
                 return Err(bad("SubgroupSize 0".into()));
             }
+            if m.sub_groups_per_work_group == Some(0) {
+                return Err(bad("SubgroupsPerWorkgroup 0".into()));
+            }
         }
         Ok(())
     }
