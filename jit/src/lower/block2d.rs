@@ -160,20 +160,8 @@ impl Tr<'_, '_> {
             return self.b.ins().iconst(types::I64, all);
         }
         let m = self.mask.clone();
-        let mut acc: Option<Value> = None;
-        for (c, ch) in m.iter().enumerate() {
-            let bits = self.b.ins().vhigh_bits(types::I64, *ch);
-            let v = if c == 0 {
-                bits
-            } else {
-                self.b.ins().ishl_imm_s(bits, (4 * c) as i64)
-            };
-            acc = Some(match acc {
-                None => v,
-                Some(a) => self.b.ins().bor(a, v),
-            });
-        }
-        acc.unwrap_or_else(|| self.b.ins().iconst(types::I64, 0))
+        let bits = self.mask_bits(&m);
+        self.b.ins().uextend(types::I64, bits)
     }
 }
 
