@@ -564,28 +564,8 @@ impl Tr<'_, '_> {
             ));
         }
         if mode == Some(GroupMode::ClusteredReduce)
-            || !matches!(
-                op,
-                GroupOp::All
-                    | GroupOp::Any
-                    | GroupOp::Broadcast
-                    | GroupOp::IAdd
-                    | GroupOp::FAdd
-                    | GroupOp::FMin
-                    | GroupOp::UMin
-                    | GroupOp::SMin
-                    | GroupOp::FMax
-                    | GroupOp::UMax
-                    | GroupOp::SMax
-                    | GroupOp::IMul
-                    | GroupOp::FMul
-                    | GroupOp::And
-                    | GroupOp::Or
-                    | GroupOp::Xor
-                    | GroupOp::LogicalAnd
-                    | GroupOp::LogicalOr
-                    | GroupOp::LogicalXor
-            )
+            || !(matches!(op, GroupOp::All | GroupOp::Any | GroupOp::Broadcast)
+                || op.is_arithmetic())
         {
             return Err(CompileError::unsupported(format!(
                 "group operation {op:?} with work-group scope"

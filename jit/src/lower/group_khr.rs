@@ -299,24 +299,7 @@ impl Tr<'_, '_> {
                 }
                 out
             }
-            GroupOp::IAdd
-            | GroupOp::FAdd
-            | GroupOp::FMin
-            | GroupOp::UMin
-            | GroupOp::SMin
-            | GroupOp::FMax
-            | GroupOp::UMax
-            | GroupOp::SMax
-            | GroupOp::IMul
-            | GroupOp::FMul
-            | GroupOp::And
-            | GroupOp::Or
-            | GroupOp::Xor
-            | GroupOp::LogicalAnd
-            | GroupOp::LogicalOr
-            | GroupOp::LogicalXor
-                if mode == Some(GroupMode::ClusteredReduce) =>
-            {
+            op if op.is_arithmetic() && mode == Some(GroupMode::ClusteredReduce) => {
                 let v = arg(0)?.clone();
                 let cs = args
                     .last()

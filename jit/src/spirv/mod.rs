@@ -315,6 +315,32 @@ pub enum GroupOp {
     Rotate,
 }
 
+impl GroupOp {
+    /// The reductions and scans (add, mul, min, max, bitwise and logical): the ops
+    /// that combine the lanes' values, as opposed to votes, broadcasts and shuffles.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(
+            self,
+            GroupOp::IAdd
+                | GroupOp::FAdd
+                | GroupOp::FMin
+                | GroupOp::UMin
+                | GroupOp::SMin
+                | GroupOp::FMax
+                | GroupOp::UMax
+                | GroupOp::SMax
+                | GroupOp::IMul
+                | GroupOp::FMul
+                | GroupOp::And
+                | GroupOp::Or
+                | GroupOp::Xor
+                | GroupOp::LogicalAnd
+                | GroupOp::LogicalOr
+                | GroupOp::LogicalXor
+        )
+    }
+}
+
 /// How a reduction-like group operation combines lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupMode {
