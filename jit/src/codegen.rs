@@ -19,6 +19,8 @@ pub struct Jit {
     pub ctx: cranelift_codegen::Context,
     pub fctx: cranelift_frontend::FunctionBuilderContext,
     dump: bool,
+    /// `Some` when `CRANECL_PERF_MAP` asks for perf maps: (kernel, name, code size).
+    perf_map: Option<Vec<(FuncId, String, usize)>>,
 }
 
 /// Owns the executable memory (and the program's constant data) of compiled kernels.
@@ -109,6 +111,7 @@ impl Jit {
             ctx,
             fctx: cranelift_frontend::FunctionBuilderContext::new(),
             dump: std::env::var_os("CRANECL_DUMP_CLIF").is_some_and(|v| v != "0"),
+            perf_map: crate::perf_map::enabled().then(Vec::new),
         })
     }
 
@@ -167,6 +170,9 @@ impl Jit {
                 .define_function_bytes(id, align, &bytes, &relocs)
                 .map_err(failed)?;
         }
+        if let (Some(map), Some(cc)) = (&mut self.perf_map, self.ctx.compiled_code()) {
+            map.push((id, name.to_string(), cc.code_buffer().len()));
+        }
         if self.dump {
             if let Some(cc) = self.ctx.compiled_code() {
                 if let Some(v) = &cc.vcode {
@@ -194,6 +200,19 @@ impl Jit {
             .iter()
             .map(|id| self.module.get_finalized_function(*id))
             .collect();
+        if let Some(map) = &self.perf_map {
+            let entries: Vec<(*const u8, usize, &str)> = map
+                .iter()
+                .map(|(id, name, size)| {
+                    (
+                        self.module.get_finalized_function(*id),
+                        *size,
+                        name.as_str(),
+                    )
+                })
+                .collect();
+            crate::perf_map::append(&entries);
+        }
         Ok((
             Arc::new(ProgramCode {
                 module: Some(self.module),

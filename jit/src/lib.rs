@@ -19,6 +19,7 @@ mod kernel;
 mod lower;
 mod meta;
 mod options;
+mod perf_map;
 mod pipeline;
 pub mod printf;
 mod program_data;
