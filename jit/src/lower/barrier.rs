@@ -57,6 +57,9 @@ const SPINS_PER_YIELD: i64 = 64;
 /// SPIR-V Workgroup scope.
 const SCOPE_WORKGROUP: u64 = 2;
 
+/// SPIR-V Device scope (CrossDevice is 0: wider scopes have smaller numbers).
+const SCOPE_DEVICE: u64 = 1;
+
 /// The synchronisation points of a kernel.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Regions {
@@ -502,14 +505,21 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
-    /// OpControlBarrier.
+    /// OpControlBarrier. The memory part needs a hardware fence only at device scope
+    /// or wider: all work-items of a work-group run on one thread, so program order
+    /// already orders their accesses for each other (and Cranelift keeps loads and
+    /// stores in program order). Skipping it matters: `barrier()` in a tiled loop
+    /// costs an `mfence` per sub-group and pass otherwise.
     pub fn control_barrier(
         &mut self,
         bi: usize,
         k: usize,
         exec_scope: Id,
+        mem_scope: Id,
     ) -> Result<(), CompileError> {
-        self.b.ins().fence();
+        if self.scope_value(mem_scope)? <= SCOPE_DEVICE {
+            self.b.ins().fence();
+        }
         let s = self.scope_value(exec_scope)?;
         if s <= SCOPE_WORKGROUP {
             self.barrier_split(bi, k)?;

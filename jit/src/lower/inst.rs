@@ -259,8 +259,11 @@ impl Tr<'_, '_> {
                 scope: _,
                 args,
             } => self.atomic(*op, *ptr, args, rty)?,
-            Op::ControlBarrier { exec_scope, .. } => {
-                self.control_barrier(bi, k, *exec_scope)?;
+            Op::ControlBarrier {
+                exec_scope,
+                mem_scope,
+            } => {
+                self.control_barrier(bi, k, *exec_scope, *mem_scope)?;
                 None
             }
             Op::AsyncCopy {
