@@ -66,6 +66,9 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     // NonSemantic.Codeplay.GroupAsyncCopies SPIR-V instructions: one synchronous copy
     // per work-group (jit lower/async_copy.rs).
     ("cl_khr_extended_async_copies", (1, 0, 0)),
+    // async_work_group_copy_fence (declared by build/cranecl.h): copies are
+    // synchronous and in program order, so the fence has nothing to wait for.
+    ("cl_khr_async_work_group_copy_fence", (1, 0, 0)),
 ];
 
 /// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
@@ -130,6 +133,7 @@ const HOST_API_ONLY: &[&str] = &[
 /// `build/cranecl.h` declares their built-ins under it).
 const CLANG_UNKNOWN: &[&str] = &[
     "cl_khr_extended_async_copies",
+    "cl_khr_async_work_group_copy_fence",
     "cl_intel_subgroup_2d_block_io",
 ];
 

@@ -184,6 +184,14 @@ event_t __attribute__((overloadable)) async_work_group_copy_3D3D(
 #endif /* cl_khr_extended_async_copies */
 
 /*
+ * cl_khr_async_work_group_copy_fence (macro from the command line, like the above):
+ * orders the async copies before it against those after it.
+ */
+#ifdef cl_khr_async_work_group_copy_fence
+void __attribute__((overloadable)) async_work_group_copy_fence(cl_mem_fence_flags flags);
+#endif /* cl_khr_async_work_group_copy_fence */
+
+/*
  * cl_intel_subgroup_2d_block_io (clang-22 declares none of its built-ins). Overloadable
  * as in Intel's compiler, so calls reach the jit with Itanium-mangled names (the jit
  * also accepts the plain names of a program that declares them itself). The macro is
