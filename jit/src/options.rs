@@ -24,6 +24,11 @@ pub struct CompileOptions {
     /// Overrides [`DEFAULT_SUB_GROUP_WIDTH`] for kernels without a required size
     /// (`CRANECL_SUBGROUP_WIDTH`, tests).
     pub default_sub_group_width: Option<u32>,
+    /// The runtime refuses ragged work-groups for this program (OpenCL C 1.x,
+    /// `-cl-uniform-work-group-size`): with a `reqd_work_group_size` that is a
+    /// multiple of the sub-group width, every sub-group is then full and the code for
+    /// partial sub-groups is not generated.
+    pub uniform_work_groups: bool,
 }
 
 /// The largest program-scope `global` variable a program may declare

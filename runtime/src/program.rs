@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::sync::Mutex;
-use cranecl_jit::CompiledProgram;
+use cranecl_jit::{CompileOptions, CompiledProgram};
 use opencl_sys::*;
 
 use crate::build::kernel_info::SourceInfoTable;
@@ -399,7 +399,11 @@ impl Program {
             (_, Some(l)) => l.spirv.as_ref().clone(),
             _ => Vec::new(),
         };
-        match build::compile_spirv(&words, &opts.jit) {
+        let jit_opts = CompileOptions {
+            uniform_work_groups: uniform,
+            ..opts.jit.clone()
+        };
+        match build::compile_spirv(&words, &jit_opts) {
             Ok(compiled) => Ok((words, compiled, log, uniform)),
             Err(e) => {
                 log.push_str(&e.message);
@@ -618,7 +622,11 @@ impl Program {
                 if opts.create_library {
                     return Ok((linked, None));
                 }
-                let compiled = build::compile_spirv(&linked, &opts.jit).map_err(|e| e.message)?;
+                let jit_opts = CompileOptions {
+                    uniform_work_groups: uniform,
+                    ..opts.jit.clone()
+                };
+                let compiled = build::compile_spirv(&linked, &jit_opts).map_err(|e| e.message)?;
                 Ok((linked, Some(compiled)))
             })();
             let result = result.map(|(spirv, compiled)| (Arc::new(spirv), compiled.map(Arc::new)));

@@ -152,7 +152,10 @@ impl Tr<'_, '_> {
             first_pred,
             first_latch,
         });
-        let copies: Vec<Option<bool>> = if self.allow_dup {
+        let copies: Vec<Option<bool>> = if self.allow_dup && self.all_sub_groups_full {
+            // The entry mask is always full: no copy for partial sub-groups.
+            vec![Some(true)]
+        } else if self.allow_dup {
             vec![Some(true), Some(false)]
         } else {
             vec![None]

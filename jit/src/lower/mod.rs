@@ -178,6 +178,9 @@ pub(crate) struct Tr<'a, 'b> {
     arg_offsets: Vec<u64>,
     /// `reqd_work_group_size`, when the kernel has one.
     reqd_local: Option<[u32; 3]>,
+    /// Every sub-group of every launch is full (uniform work-groups of a required
+    /// size that is a multiple of the width): bodies get only their full-mask copy.
+    pub all_sub_groups_full: bool,
     /// Affine shapes of varying values (for loop phis of uniform bodies).
     pub shapes: HashMap<Id, crate::analysis::affine::Shape>,
     /// Which integer values may be widened or shifted right in affine form, in the
@@ -303,6 +306,10 @@ pub(crate) fn lower_kernel(
             collective_base,
             arg_offsets: arg_offsets.to_vec(),
             reqd_local,
+            all_sub_groups_full: opts.uniform_work_groups
+                && reqd_local.is_some_and(|[x, y, z]| {
+                    (u64::from(x) * u64::from(y) * u64::from(z)).is_multiple_of(u64::from(w))
+                }),
             shapes: if allow_dup {
                 crate::analysis::affine::shapes(
                     m,
