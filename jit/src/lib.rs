@@ -19,6 +19,7 @@ mod kernel;
 mod lower;
 mod meta;
 mod options;
+pub mod pipe;
 mod pipeline;
 pub mod printf;
 mod program_data;
