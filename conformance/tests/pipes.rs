@@ -670,3 +670,133 @@ fn many_reservations_commit_out_of_order() {
     read.sort();
     assert_eq!(read, data[..64].to_vec());
 }
+
+const GROUP_LOOP_SRC: &str = r#"
+// Three work-group reservations per group in a loop (one collective met three times),
+// with a barrier between writing and committing; groups of 50 work-items leave the
+// last sub-group partial.
+kernel void produce(global const int* src, __write_only pipe int p, global int* ok) {
+    size_t gid = get_global_id(0);
+    for (int round = 0; round < 3; round++) {
+        reserve_id_t r = work_group_reserve_write_pipe(p, get_local_size(0));
+        int valid = is_valid_reserve_id(r);
+        if (valid) write_pipe(p, r, get_local_id(0), &src[gid * 3 + round]);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (valid) work_group_commit_write_pipe(p, r);
+        ok[gid * 3 + round] = valid;
+    }
+}
+kernel void consume(__read_only pipe int p, global int* dst, global int* status) {
+    size_t gid = get_global_id(0);
+    status[gid] = read_pipe(p, &dst[gid]);
+}
+"#;
+
+#[test]
+fn work_group_reservations_in_a_loop_with_partial_sub_groups() {
+    let ctx = DeviceContext::new();
+    if !pipes_supported(&ctx) {
+        return;
+    }
+    let program = ctx.build(GROUP_LOOP_SRC, "-cl-std=CL3.0");
+    let (produce, consume) = (program.kernel("produce"), program.kernel("consume"));
+    const LOCAL: usize = 50;
+    const GROUPS: usize = 6;
+    const N: usize = LOCAL * GROUPS;
+    // Room for 10 of the 18 group reservations: the others fail for the whole group.
+    const CAP: usize = LOCAL * 10 + 7;
+    let data: Vec<i32> = (0..3 * N as i32).map(|i| i * 7 + 3).collect();
+    let input = ctx.buffer_from(&data);
+    let ok = ctx.buffer_zeroed::<i32>(3 * N);
+    let p = pipe(&ctx, 4, CAP as u32);
+    produce
+        .arg_buffer(0, &input)
+        .arg_buffer(1, &p)
+        .arg_buffer(2, &ok);
+    ctx.run(&produce, &[N], Some(&[LOCAL]));
+    let ok = ctx.read::<i32>(&ok, 3 * N);
+    // The id is the same in every work-item of a group.
+    for g in 0..GROUPS {
+        for round in 0..3 {
+            let first = ok[g * LOCAL * 3 + round];
+            assert!(
+                (0..LOCAL).all(|l| ok[(g * LOCAL + l) * 3 + round] == first),
+                "group {g} round {round}: one reservation for the group"
+            );
+        }
+    }
+    let mut want: Vec<i32> = (0..3 * N)
+        .filter(|&i| ok[i] != 0)
+        .map(|i| data[i])
+        .collect();
+    assert_eq!(want.len(), LOCAL * 10, "10 group reservations fit");
+    let out = ctx.buffer_zeroed::<i32>(CAP + 10);
+    let st = ctx.buffer_zeroed::<i32>(CAP + 10);
+    consume
+        .arg_buffer(0, &p)
+        .arg_buffer(1, &out)
+        .arg_buffer(2, &st);
+    ctx.run(&consume, &[CAP + 10], None);
+    let s = ctx.read::<i32>(&st, CAP + 10);
+    let got = ctx.read::<i32>(&out, CAP + 10);
+    let mut read: Vec<i32> = (0..CAP + 10)
+        .filter(|&i| s[i] == 0)
+        .map(|i| got[i])
+        .collect();
+    read.sort();
+    want.sort();
+    assert_eq!(read, want);
+}
+
+const YIELDING_SRC: &str = r#"
+// A compare-exchange retry loop makes the kernel one whose sub-groups may yield, so
+// the work-group reservation is met in any sub-group order (two points).
+kernel void produce(global const int* src, __write_only pipe int p, volatile global int* counter) {
+    size_t gid = get_global_id(0);
+    int old = *counter, seen;
+    while ((seen = atomic_cmpxchg(counter, old, old + 1)) != old) old = seen;
+    reserve_id_t r = work_group_reserve_write_pipe(p, get_local_size(0));
+    if (is_valid_reserve_id(r)) {
+        write_pipe(p, r, get_local_id(0), &src[gid]);
+        work_group_commit_write_pipe(p, r);
+    }
+}
+kernel void consume(__read_only pipe int p, global int* dst, global int* status) {
+    size_t gid = get_global_id(0);
+    status[gid] = read_pipe(p, &dst[gid]);
+}
+"#;
+
+#[test]
+fn work_group_reservations_in_a_kernel_that_yields() {
+    let ctx = DeviceContext::new();
+    if !pipes_supported(&ctx) {
+        return;
+    }
+    let program = ctx.build(YIELDING_SRC, "-cl-std=CL2.0");
+    let (produce, consume) = (program.kernel("produce"), program.kernel("consume"));
+    const N: usize = 256;
+    let data: Vec<i32> = (0..N as i32).map(|i| i * 5 - 100).collect();
+    let input = ctx.buffer_from(&data);
+    let counter = ctx.buffer_zeroed::<i32>(1);
+    let p = pipe(&ctx, 4, N as u32);
+    produce
+        .arg_buffer(0, &input)
+        .arg_buffer(1, &p)
+        .arg_buffer(2, &counter);
+    ctx.run(&produce, &[N], Some(&[64]));
+    assert_eq!(ctx.read::<i32>(&counter, 1), vec![N as i32]);
+    let out = ctx.buffer_zeroed::<i32>(N);
+    let st = ctx.buffer_zeroed::<i32>(N);
+    consume
+        .arg_buffer(0, &p)
+        .arg_buffer(1, &out)
+        .arg_buffer(2, &st);
+    ctx.run(&consume, &[N], None);
+    assert_eq!(ctx.read::<i32>(&st, N), vec![0; N]);
+    let mut got = ctx.read::<i32>(&out, N);
+    got.sort();
+    let mut want = data;
+    want.sort();
+    assert_eq!(got, want);
+}
