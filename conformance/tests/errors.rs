@@ -598,13 +598,13 @@ fn unsupported_capability_is_named_in_the_log() {
     }
     let il = spirv::compile(OK_SRC, &[]).unwrap_or_else(|e| panic!("{e}"));
     let mut w = words(&il);
-    // Insert `OpCapability Pipes` (opcode 17, capability 17) after the header; cranecl
-    // has no pipe support, so the module must be refused.
-    w.splice(5..5, [(2u32 << 16) | 17, 17]);
-    let log = expect_il_rejected(&ctx, &to_bytes(&w), "OpCapability Pipes");
+    // Insert `OpCapability DeviceEnqueue` (opcode 17, capability 19) after the header;
+    // cranecl has no device-side enqueue, so the module must be refused.
+    w.splice(5..5, [(2u32 << 16) | 17, 19]);
+    let log = expect_il_rejected(&ctx, &to_bytes(&w), "OpCapability DeviceEnqueue");
     if !log.is_empty() {
         assert!(
-            log.contains("Pipes"),
+            log.contains("DeviceEnqueue"),
             "the log names the capability: {log:?}"
         );
     }

@@ -117,6 +117,7 @@ const CL_DEVICE_SPIRV_CAPABILITIES_KHR: cl_uint = 0x12BB;
 /// report here; a reported value outside this table fails the test below.
 const KNOWN_CAPABILITIES: &[(u32, &str, Option<&str>)] = &[
     (4, "Addresses", None),
+    (17, "Pipes", None),
     (5, "Linkage", None),
     (6, "Kernel", None),
     (7, "Vector16", None),
@@ -237,7 +238,7 @@ fn build_and_run(ctx: &DeviceContext, text: &str) -> Result<(), cl_int> {
 
 /// The SPIR-V queries list what a module may declare: every reported capability and
 /// extension is accepted in a module that runs, the environment's required ones are
-/// there, and what the device does not claim (pipes, device enqueue) is refused.
+/// there, and what the device does not claim (device enqueue) is refused.
 #[test]
 fn spirv_queries_list_what_modules_may_declare() {
     let ctx = DeviceContext::new();
@@ -287,10 +288,17 @@ fn spirv_queries_list_what_modules_may_declare() {
         assert!(extensions.contains(&"SPV_KHR_bit_instructions".to_string()));
         assert!(caps.contains(&6025), "{caps:?}");
     }
-    assert!(
-        !caps.contains(&17) && !caps.contains(&19),
-        "no pipes or device enqueue"
+    let pipes: cl_bool = device_info(
+        ctx.device,
+        cranecl_conformance::consts::CL_DEVICE_PIPE_SUPPORT,
+    )
+    .unwrap();
+    assert_eq!(
+        caps.contains(&17),
+        pipes != 0,
+        "Pipes exactly with pipe support"
     );
+    assert!(!caps.contains(&19), "no device enqueue");
     for cap in &caps {
         let (_, name, ext) = KNOWN_CAPABILITIES
             .iter()

@@ -22,6 +22,8 @@ pub enum ArgKind {
     Sampler,
     /// An image (not yet supported by the code generator).
     Image,
+    /// A pipe (`OpTypePipe`): a pipe memory object; its storage address, 8 bytes.
+    Pipe,
 }
 
 /// `CL_KERNEL_ARG_ADDRESS_QUALIFIER` values (OpenCL numbering).

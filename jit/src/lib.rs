@@ -20,6 +20,7 @@ mod lower;
 mod meta;
 mod options;
 mod perf_map;
+pub mod pipe;
 mod pipeline;
 pub mod printf;
 mod program_data;

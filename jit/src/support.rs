@@ -73,7 +73,8 @@ extern "C" fn unresolved_symbol() {
 
 /// The helper functions of this module, by symbol name.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    vec![
+    let mut v = crate::pipe::symbols();
+    v.extend([
         ("cranecl_fmodf", lib_fmodf as *const u8),
         ("cranecl_fmod", lib_fmod as *const u8),
         (
@@ -84,7 +85,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
             crate::lower::async_copy::COPY_ND_SYMBOL,
             crate::lower::async_copy::copy_nd as *const u8,
         ),
-    ]
+    ]);
+    v
 }
 
 /// Resolves the library calls Cranelift may emit; anything else resolves to a stub

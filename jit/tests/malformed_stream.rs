@@ -29,9 +29,9 @@ fn zero_word_count_is_malformed() {
 }
 
 #[test]
-fn declared_pipes_capability_is_refused_by_name() {
-    // OpCapability Pipes (17): the device has no pipes.
-    let words = module(&[(2 << 16) | 17, 17, (3 << 16) | 14, 2, 2]);
+fn declared_device_enqueue_capability_is_refused_by_name() {
+    // OpCapability DeviceEnqueue (19): the device has no device-side enqueue.
+    let words = module(&[(2 << 16) | 17, 19, (3 << 16) | 14, 2, 2]);
     let err = validate(&words).unwrap_err();
-    assert!(err.message.contains("Pipes"), "{}", err.message);
+    assert!(err.message.contains("DeviceEnqueue"), "{}", err.message);
 }

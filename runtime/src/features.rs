@@ -90,6 +90,9 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_generic_address_space", (3, 0, 0)),
     // Laid out per compiled program (jit::program_data), kept between launches.
     ("__opencl_c_program_scope_global_variables", (3, 0, 0)),
+    // Pipe objects (runtime memory.rs) over a lock-free ring (jit pipe.rs); every pipe
+    // built-in, work-group and sub-group reservations included (jit lower/pipe.rs).
+    ("__opencl_c_pipes", (3, 0, 0)),
     // cl_ext_float_atomics (no half: cl_khr_fp16 atomics are not implemented).
     ("__opencl_c_ext_fp32_global_atomic_add", (1, 0, 0)),
     ("__opencl_c_ext_fp32_local_atomic_add", (1, 0, 0)),
@@ -212,6 +215,7 @@ pub fn spirv_capabilities() -> Vec<u32> {
             "GroupNonUniformShuffleRelative" => has_extension("cl_khr_subgroup_shuffle_relative"),
             "GroupNonUniformClustered" => has_extension("cl_khr_subgroup_clustered_reduce"),
             "GroupNonUniformRotateKHR" => has_extension("cl_khr_subgroup_rotate"),
+            "Pipes" => pipe_support(),
             n if n.starts_with("GroupNonUniform") => has_feature("__opencl_c_subgroups"),
             _ => true,
         }

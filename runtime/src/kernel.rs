@@ -207,11 +207,12 @@ impl Kernel {
     pub fn set_arg(&self, index: u32, size: usize, value: ArgValue) -> CLResult<()> {
         let arg = self.arg(index)?;
         match (arg.kind, &value) {
-            (ArgKind::GlobalPtr | ArgKind::ConstantPtr, ArgValue::Mem(_)) => {
+            (ArgKind::GlobalPtr | ArgKind::ConstantPtr | ArgKind::Pipe, ArgValue::Mem(_)) => {
                 if size != std::mem::size_of::<cl_mem>() {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
             }
+            (ArgKind::Pipe, _) => return Err(CL_INVALID_ARG_VALUE),
             (ArgKind::GlobalPtr | ArgKind::ConstantPtr, ArgValue::Svm(_)) => {}
             (ArgKind::LocalPtr, ArgValue::Local(n)) => {
                 if *n == 0 {

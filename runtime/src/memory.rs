@@ -1,4 +1,8 @@
-//! Memory objects: buffers and sub-buffers.
+//! Memory objects: buffers, sub-buffers and pipes.
+//!
+//! A pipe is a `Mem` whose storage is formatted by `cranecl_jit::pipe` (header,
+//! sequence words, packet ring); kernels receive its address like a buffer's, and
+//! the host may not read, write or map it.
 //!
 //! A buffer's storage is host memory the kernels address directly: our own 128-byte
 //! aligned allocation, or with `CL_MEM_USE_HOST_PTR` the application's pointer itself
@@ -159,6 +163,25 @@ pub struct Mem {
     base: *mut u8,
     map_count: AtomicU32,
     destructors: Mutex<Vec<Callback<ObjectNotifyFn>>>,
+    /// `Some` for a pipe object.
+    pub pipe: Option<PipeDesc>,
+}
+
+/// `CL_DEVICE_PIPE_MAX_PACKET_SIZE` (Intel's CPU runtime's value).
+pub const PIPE_MAX_PACKET_SIZE: u32 = 1024;
+/// `CL_DEVICE_MAX_PIPE_ARGS` (the minimum the spec asks, as Intel's).
+pub const MAX_PIPE_ARGS: u32 = 16;
+/// `CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS` per work-item: reservations have no
+/// table (the id packs its range), so this is only a figure to report (Intel's).
+pub const PIPE_MAX_ACTIVE_RESERVATIONS: u32 = 131_071;
+
+/// What `clCreatePipe` was given (`clGetPipeInfo`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipeDesc {
+    pub packet_size: u32,
+    pub max_packets: u32,
+    /// `CL_PIPE_PROPERTIES` as given (empty when NULL was passed).
+    pub properties: Vec<cl_pipe_properties>,
 }
 
 // SAFETY: the raw pointers address buffer storage owned by (or lent to) this object for
@@ -252,6 +275,7 @@ impl Mem {
             base,
             map_count: AtomicU32::new(0),
             destructors: Mutex::new(Vec::new()),
+            pipe: None,
         }))
     }
 
@@ -321,7 +345,43 @@ impl Mem {
             },
             map_count: AtomicU32::new(0),
             destructors: Mutex::new(Vec::new()),
+            pipe: None,
         }))
+    }
+
+    /// `clCreatePipe`: `flags` (`CL_MEM_FLAGS` as given: the caller turned 0 into the
+    /// default), sizes and properties validated by the caller.
+    pub fn new_pipe(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        desc: PipeDesc,
+    ) -> CLResult<Arc<Mem>> {
+        let size = cranecl_jit::pipe::storage_bytes(desc.packet_size, desc.max_packets)
+            .ok_or(CL_INVALID_PIPE_SIZE)?;
+        let bytes = OwnedBytes::zeroed(size).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        let base = bytes.as_ptr();
+        // SAFETY: a fresh zeroed block of `size` bytes, BUFFER_ALIGN (>= 128) aligned,
+        // not shared yet.
+        unsafe { cranecl_jit::pipe::init(base, desc.packet_size, desc.max_packets) };
+        Ok(Arc::new(Mem {
+            header: ApiHeader::new(ObjectKind::Mem),
+            context,
+            flags,
+            // CL_MEM_SIZE of a pipe: what its packets take (as Intel's runtime says).
+            size: desc.packet_size as usize * desc.max_packets as usize,
+            host_ptr: std::ptr::null_mut(),
+            properties: Vec::new(),
+            storage: Storage::Owned { _bytes: bytes },
+            base,
+            map_count: AtomicU32::new(0),
+            destructors: Mutex::new(Vec::new()),
+            pipe: Some(desc),
+        }))
+    }
+
+    /// Whether this is a pipe (not usable as a buffer).
+    pub fn is_pipe(&self) -> bool {
+        self.pipe.is_some()
     }
 
     /// The device address of the first byte (what kernels receive).

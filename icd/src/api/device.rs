@@ -4,6 +4,7 @@
 
 use cranecl_jit::{DEFAULT_SUB_GROUP_WIDTH, SUPPORTED_SUB_GROUP_WIDTHS};
 use cranecl_runtime::features;
+use cranecl_runtime::memory as mem;
 use cranecl_runtime::object::ApiObject;
 use cranecl_runtime::partition::{self, Partition, MAX_COUNTS};
 use cranecl_runtime::platform::{self as rt, Platform};
@@ -321,9 +322,14 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
         CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => out.value::<cl_uint>(0),
-        CL_DEVICE_MAX_PIPE_ARGS
-        | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
-        | CL_DEVICE_PIPE_MAX_PACKET_SIZE => out.value::<cl_uint>(0),
+        // 0 without pipe support, as the spec asks.
+        CL_DEVICE_MAX_PIPE_ARGS => out.value::<cl_uint>(pipe_limit(mem::MAX_PIPE_ARGS)),
+        CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS => {
+            out.value::<cl_uint>(pipe_limit(mem::PIPE_MAX_ACTIVE_RESERVATIONS))
+        }
+        CL_DEVICE_PIPE_MAX_PACKET_SIZE => {
+            out.value::<cl_uint>(pipe_limit(mem::PIPE_MAX_PACKET_SIZE))
+        }
         CL_DEVICE_PIPE_SUPPORT => out.bool(features::pipe_support()),
         CL_DEVICE_MAX_NUM_SUB_GROUPS => {
             out.value::<cl_uint>(if features::has_feature("__opencl_c_subgroups") {
@@ -477,5 +483,14 @@ cl_entry! {
         }
         write_out(num_devices_ret, partition.len() as cl_uint);
         Ok(())
+    }
+}
+
+/// A pipe limit, or 0 when the device claims no pipes.
+fn pipe_limit(v: cl_uint) -> cl_uint {
+    if features::pipe_support() {
+        v
+    } else {
+        0
     }
 }

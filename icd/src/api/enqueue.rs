@@ -31,8 +31,18 @@ impl Enqueue {
         })
     }
 
-    /// A buffer argument: valid handle of the queue's context.
+    /// A buffer argument: valid handle of the queue's context (a pipe is not a
+    /// buffer: the host may not read, write, copy, fill or map it).
     fn mem(&self, mem: cl_mem) -> CLResult<Arc<Mem>> {
+        let m = self.mem_object(mem)?;
+        if m.is_pipe() {
+            return Err(CL_INVALID_MEM_OBJECT);
+        }
+        Ok(m)
+    }
+
+    /// Any memory object (buffer or pipe) of the queue's context.
+    fn mem_object(&self, mem: cl_mem) -> CLResult<Arc<Mem>> {
         let m = get::<Mem>(mem)?;
         if !Arc::ptr_eq(&m.context, &self.queue.context) {
             return Err(CL_INVALID_CONTEXT);
@@ -399,7 +409,7 @@ cl_entry! {
             return Err(CL_INVALID_VALUE);
         }
         for m in util::slice(mem_objects, num_mem_objects as usize)? {
-            e.mem(*m)?;
+            e.mem_object(*m)?;
         }
         e.submit(CL_COMMAND_MIGRATE_MEM_OBJECTS, Command::Nothing { keep: None }, false)
     }
@@ -645,6 +655,9 @@ cl_entry! {
         let mut mems = Vec::with_capacity(n);
         for (&h, &loc) in handles.iter().zip(locations) {
             let mem = get::<Mem>(h).map_err(|_| CL_INVALID_MEM_OBJECT)?;
+            if mem.is_pipe() {
+                return Err(CL_INVALID_MEM_OBJECT);
+            }
             if !Arc::ptr_eq(&mem.context, &e.queue.context) {
                 return Err(CL_INVALID_CONTEXT);
             }

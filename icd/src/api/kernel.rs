@@ -78,7 +78,29 @@ cl_entry! {
                 if mem.as_ref().is_some_and(|m| !Arc::ptr_eq(&m.context, &k.program.context)) {
                     return Err(CL_INVALID_MEM_OBJECT);
                 }
+                // A pipe is not a buffer.
+                if mem.as_ref().is_some_and(|m| m.is_pipe()) {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
                 ArgValue::Mem(mem.as_ref().map(Arc::downgrade))
+            }
+            ArgKind::Pipe => {
+                if arg_size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                let h = util::slice(arg_value.cast::<cl_mem>(), 1).map_err(|_| CL_INVALID_ARG_VALUE)?[0];
+                let mem = get::<Mem>(h).map_err(|_| CL_INVALID_MEM_OBJECT)?;
+                if !Arc::ptr_eq(&mem.context, &k.program.context) {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                // A buffer is not a pipe.
+                if !mem.is_pipe() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                ArgValue::Mem(Some(Arc::downgrade(&mem)))
             }
             ArgKind::LocalPtr => {
                 if !arg_value.is_null() {

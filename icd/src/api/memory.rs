@@ -72,6 +72,9 @@ cl_entry! {
         errcode_ret
     ) -> cl_mem {
         let parent = get::<Mem>(buffer)?;
+        if parent.is_pipe() {
+            return Err(CL_INVALID_MEM_OBJECT);
+        }
         if buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION {
             return Err(CL_INVALID_VALUE);
         }
@@ -104,7 +107,11 @@ cl_entry! {
         let mem = get::<Mem>(memobj)?;
         let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
         match param_name {
-            CL_MEM_TYPE => out.value::<cl_mem_object_type>(CL_MEM_OBJECT_BUFFER),
+            CL_MEM_TYPE => out.value::<cl_mem_object_type>(if mem.is_pipe() {
+                CL_MEM_OBJECT_PIPE
+            } else {
+                CL_MEM_OBJECT_BUFFER
+            }),
             CL_MEM_FLAGS => out.value(mem.flags),
             CL_MEM_SIZE => out.value::<usize>(mem.size),
             CL_MEM_HOST_PTR => out.value(mem.host_ptr),

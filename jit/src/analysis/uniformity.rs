@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use super::cfg::Cfg;
 use super::flatten::FlatFunction;
 use super::for_each_operand;
-use crate::spirv::{BuiltIn, GroupMode, GroupOp, Id, Module, Op, Terminator};
+use crate::spirv::{BuiltIn, GroupMode, GroupOp, Id, Module, Op, PipeOp, Terminator};
 
 /// Result of the analysis.
 #[derive(Clone, Debug, Default)]
@@ -97,6 +97,18 @@ pub fn analyze(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Uniformity {
                     Op::Variable { .. } => true,
                     Op::Atomic { .. } => true,
                     Op::Call { .. } => true,
+                    // Per-work-item pipe accesses and reservations differ per lane;
+                    // group reservations and the packet counts are one per group.
+                    Op::Pipe { op, args } => match op {
+                        PipeOp::Read
+                        | PipeOp::Write
+                        | PipeOp::ReservedRead
+                        | PipeOp::ReservedWrite
+                        | PipeOp::ReserveRead
+                        | PipeOp::ReserveWrite => true,
+                        PipeOp::IsValidReserveId => args.iter().any(|a| varying.contains(a)),
+                        _ => false,
+                    },
                     Op::Load { ptr, .. } => varying_ptr_src.contains(ptr) || varying.contains(ptr),
                     Op::Group { op, mode, args, .. } => match op {
                         GroupOp::Shuffle

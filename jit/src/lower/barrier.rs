@@ -106,6 +106,15 @@ impl Regions {
                             r.points.push((bi, k));
                         }
                     }
+                    // Work-group pipe reservations are collectives, commits barriers.
+                    Op::Pipe { op, args }
+                        if op.is_group() && const_scope(m, args[0]) == Some(SCOPE_WORKGROUP) =>
+                    {
+                        r.points.push((bi, k));
+                        if !r.yields.is_empty() && op.has_result() {
+                            r.points.push((bi, k));
+                        }
+                    }
                     Op::Group { scope, mode, .. }
                         if *scope != 0 && const_scope(m, *scope) == Some(SCOPE_WORKGROUP) =>
                     {
@@ -362,7 +371,7 @@ impl Tr<'_, '_> {
 
     /// [`Self::barrier_split`] that also carries the variables `extra` across.
     /// A collective with two points (kernels that yield) splits at the second here.
-    fn barrier_split_keeping(
+    pub(super) fn barrier_split_keeping(
         &mut self,
         bi: usize,
         k: usize,
@@ -375,6 +384,23 @@ impl Tr<'_, '_> {
             .rposition(|p| *p == (bi, k))
             .ok_or_else(|| CompileError::codegen("barrier point not found"))?;
         self.split_at(point, bi, extra, false)
+    }
+
+    /// In a kernel that yields, the first of a collective's two points (all arrive),
+    /// carrying `keep` across.
+    pub(super) fn collective_arrive(
+        &mut self,
+        bi: usize,
+        k: usize,
+        keep: &[(Variable, ir::Type)],
+    ) -> Result<(), CompileError> {
+        let point = self
+            .regions
+            .points
+            .iter()
+            .position(|p| *p == (bi, k))
+            .ok_or_else(|| CompileError::codegen("collective point not found"))?;
+        self.split_at(point, bi, keep, false)
     }
 
     /// Yields to the next sub-group at the end of latch `bi` (a loop that may wait
@@ -530,7 +556,12 @@ impl Tr<'_, '_> {
     /// Address of the collective slot (in local memory after the kernel's variables):
     /// the half this pass writes, or (`after`: just resumed from its barrier) the
     /// half the previous pass wrote.
-    fn collective_addr(&mut self, bi: usize, k: usize, after: bool) -> Result<Value, CompileError> {
+    pub(super) fn collective_addr(
+        &mut self,
+        bi: usize,
+        k: usize,
+        after: bool,
+    ) -> Result<Value, CompileError> {
         let slot = self.regions.collective_slot(bi, k) as i64;
         let base = self
             .genv

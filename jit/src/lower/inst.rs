@@ -24,7 +24,9 @@ impl Tr<'_, '_> {
             self.define(r, v);
             self.derive_hint(inst)?;
         }
-        if matches!(inst.op, Op::ControlBarrier { .. } | Op::Group { .. }) {
+        if matches!(inst.op, Op::ControlBarrier { .. } | Op::Group { .. })
+            || matches!(&inst.op, Op::Pipe { op, .. } if op.is_group())
+        {
             // Code after a barrier point may resume in another region.
             self.clear_hints();
         }
@@ -291,6 +293,7 @@ impl Tr<'_, '_> {
                 self.block2d(*shape, [*base, *width, *height, *pitch, *coord], *private)?;
                 None
             }
+            Op::Pipe { op, args } => self.pipe_inst(*op, args, rty, bi, k)?,
             Op::Group {
                 op,
                 scope,

@@ -29,6 +29,7 @@ mod hint;
 mod inst;
 mod masked;
 mod memory;
+mod pipe;
 mod printf;
 mod state;
 mod storage;
@@ -418,7 +419,7 @@ impl<'a, 'b> Tr<'a, 'b> {
                     )))
                 }
             }),
-            Type::Pointer { .. } | Type::Event => out.push(Elem::I64),
+            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } => out.push(Elem::I64),
             Type::Vector { elem, count } => {
                 for _ in 0..*count {
                     self.collect_elems(*elem, out)?;

@@ -68,13 +68,15 @@ pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
     Capability::AtomicFloat64MinMaxEXT,
     // SPIR-V 1.6: `Uniform` / `UniformId` decorations are hints we do not need.
     Capability::UniformDecoration,
+    // The pipe instructions (`lower::pipe`, storage and helpers in `crate::pipe`).
+    Capability::Pipes,
 ];
 
 /// Capabilities a module may declare although we implement none of their
 /// instructions: images, so that the image *instructions* are refused with a message
 /// naming them, and `Shader` (declared by some producers next to `Kernel`; its
-/// instructions are refused one by one). Pipes and DeviceEnqueue are not here: the
-/// device claims neither, so a module declaring them is refused at once.
+/// instructions are refused one by one). DeviceEnqueue is not here: the device does
+/// not claim it, so a module declaring it is refused at once.
 const TOLERATED_CAPABILITIES: &[Capability] = &[
     Capability::Shader,
     Capability::ImageBasic,
@@ -220,6 +222,8 @@ fn execution_mode_id_as_execution_mode(words: Cow<'_, [u32]>) -> Cow<'_, [u32]> 
 /// loses the extra word. Nothing else is repaired.
 fn tolerate_known_clang_defects(words: &[u32]) -> Cow<'_, [u32]> {
     const OP_TYPE_EVENT: u32 = 34;
+    // A zero-initialised `__local reserve_id_t` gets the same stray operand.
+    const OP_TYPE_RESERVE_ID: u32 = 36;
     const OP_CONSTANT_NULL: u32 = 46;
     let mut events = HashSet::new();
     let mut at = Vec::new();
@@ -230,7 +234,7 @@ fn tolerate_known_clang_defects(words: &[u32]) -> Cow<'_, [u32]> {
             return Cow::Borrowed(words);
         }
         match words[i] & 0xffff {
-            OP_TYPE_EVENT if len == 2 => {
+            OP_TYPE_EVENT | OP_TYPE_RESERVE_ID if len == 2 => {
                 events.insert(words[i + 1]);
             }
             OP_CONSTANT_NULL if len == 4 && events.contains(&words[i + 1]) => at.push(i),

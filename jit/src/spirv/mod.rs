@@ -78,8 +78,14 @@ pub enum Type {
         ret: Id,
         params: Vec<Id>,
     },
-    /// `event_t` and other opaque handles we pass around as 64-bit values.
+    /// `event_t` and other opaque handles we pass around as 64-bit values
+    /// (`reserve_id_t` too: see `crate::pipe` for its encoding).
     Event,
+    /// `OpTypePipe`: a pipe kernel argument, the address of the pipe's storage
+    /// (`crate::pipe`); `write` for `write_only`.
+    Pipe {
+        write: bool,
+    },
     /// `OpTypeOpaque`: a named type of unknown layout, usable only behind pointers.
     Opaque(String),
     /// Types we decode but cannot generate code for (images, samplers, pipes...): the
@@ -642,11 +648,85 @@ pub enum Op {
         three_d: bool,
         args: Vec<Id>,
     },
+    /// A pipe instruction (`lower::pipe`): `args` are the id operands after the
+    /// result, in the instruction's order (the scope first for the group forms).
+    Pipe {
+        op: PipeOp,
+        args: Vec<Id>,
+    },
     /// Instructions with no effect on code (OpLine, OpNop, OpName in a body...).
     Nop,
     /// No code either, but the listed values must be defined where the instruction
     /// is (`OpLifetimeStart/Stop`'s pointer, `OpAssumeTrueKHR`'s condition).
     Uses(Vec<Id>),
+}
+
+/// The pipe instructions (SPIR-V `Pipes` capability).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipeOp {
+    /// `OpReadPipe` / `OpWritePipe`: pipe, pointer, size, alignment.
+    Read,
+    Write,
+    /// `OpReservedReadPipe` / `OpReservedWritePipe`: pipe, reserve id, index,
+    /// pointer, size, alignment.
+    ReservedRead,
+    ReservedWrite,
+    /// `OpReserveReadPipePackets` / `OpReserveWritePipePackets`: pipe, count, size,
+    /// alignment.
+    ReserveRead,
+    ReserveWrite,
+    /// `OpCommitReadPipe` / `OpCommitWritePipe`: pipe, reserve id, size, alignment.
+    CommitRead,
+    CommitWrite,
+    /// `OpIsValidReserveId`: reserve id.
+    IsValidReserveId,
+    /// `OpGetNumPipePackets` / `OpGetMaxPipePackets`: pipe, size, alignment.
+    NumPackets,
+    MaxPackets,
+    /// `OpGroupReserve{Read,Write}PipePackets`: scope, pipe, count, size, alignment.
+    GroupReserveRead,
+    GroupReserveWrite,
+    /// `OpGroupCommit{Read,Write}Pipe`: scope, pipe, reserve id, size, alignment.
+    GroupCommitRead,
+    GroupCommitWrite,
+}
+
+impl PipeOp {
+    /// The group forms (their first operand is the execution scope).
+    pub fn is_group(self) -> bool {
+        matches!(
+            self,
+            PipeOp::GroupReserveRead
+                | PipeOp::GroupReserveWrite
+                | PipeOp::GroupCommitRead
+                | PipeOp::GroupCommitWrite
+        )
+    }
+
+    /// Number of id operands.
+    pub fn operand_count(self) -> usize {
+        match self {
+            PipeOp::Read | PipeOp::Write => 4,
+            PipeOp::ReservedRead | PipeOp::ReservedWrite => 6,
+            PipeOp::ReserveRead | PipeOp::ReserveWrite => 4,
+            PipeOp::CommitRead | PipeOp::CommitWrite => 4,
+            PipeOp::IsValidReserveId => 1,
+            PipeOp::NumPackets | PipeOp::MaxPackets => 3,
+            PipeOp::GroupReserveRead | PipeOp::GroupReserveWrite => 5,
+            PipeOp::GroupCommitRead | PipeOp::GroupCommitWrite => 5,
+        }
+    }
+
+    /// Whether the instruction has a result.
+    pub fn has_result(self) -> bool {
+        !matches!(
+            self,
+            PipeOp::CommitRead
+                | PipeOp::CommitWrite
+                | PipeOp::GroupCommitRead
+                | PipeOp::GroupCommitWrite
+        )
+    }
 }
 
 /// One instruction with its result.
@@ -880,7 +960,7 @@ impl Module {
                     align,
                 }
             }
-            Type::Pointer { .. } | Type::Event | Type::Function { .. } => {
+            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } | Type::Function { .. } => {
                 Layout { size: 8, align: 8 }
             }
             Type::Opaque(n) => {

@@ -28,6 +28,7 @@ mod body;
 mod extinst;
 mod module_scope;
 mod ops;
+mod pipe;
 
 use std::collections::HashMap;
 
@@ -221,6 +222,7 @@ impl<'a> Validator<'a> {
                 Type::Pointer { storage, .. } => format!("%{ty} ({storage:?} pointer)"),
                 Type::Function { .. } => format!("%{ty} (function type)"),
                 Type::Event => "event".into(),
+                Type::Pipe { .. } => "pipe".into(),
                 Type::Opaque(n) => format!("opaque {n}"),
                 Type::Unsupported(n) => (*n).into(),
             },
@@ -248,6 +250,7 @@ impl<'a> Validator<'a> {
                     | Type::Struct { .. }
                     | Type::Pointer { .. }
                     | Type::Event
+                    | Type::Pipe { .. }
             )
         )
     }
@@ -275,7 +278,7 @@ impl<'a> Validator<'a> {
                 }
                 total
             }
-            Type::Pointer { .. } | Type::Event => 8,
+            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } => 8,
             _ => return None,
         })
         .filter(|s| *s <= MAX_TYPE_BYTES)

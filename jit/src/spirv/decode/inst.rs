@@ -391,6 +391,21 @@ impl Decoder {
                 self.scope_constant(id_at(inst, 0)?)?;
                 Op::MemoryBarrier
             }
+            S::ReadPipe => self.pipe(inst, PipeOp::Read)?,
+            S::WritePipe => self.pipe(inst, PipeOp::Write)?,
+            S::ReservedReadPipe => self.pipe(inst, PipeOp::ReservedRead)?,
+            S::ReservedWritePipe => self.pipe(inst, PipeOp::ReservedWrite)?,
+            S::ReserveReadPipePackets => self.pipe(inst, PipeOp::ReserveRead)?,
+            S::ReserveWritePipePackets => self.pipe(inst, PipeOp::ReserveWrite)?,
+            S::CommitReadPipe => self.pipe(inst, PipeOp::CommitRead)?,
+            S::CommitWritePipe => self.pipe(inst, PipeOp::CommitWrite)?,
+            S::IsValidReserveId => self.pipe(inst, PipeOp::IsValidReserveId)?,
+            S::GetNumPipePackets => self.pipe(inst, PipeOp::NumPackets)?,
+            S::GetMaxPipePackets => self.pipe(inst, PipeOp::MaxPackets)?,
+            S::GroupReserveReadPipePackets => self.pipe(inst, PipeOp::GroupReserveRead)?,
+            S::GroupReserveWritePipePackets => self.pipe(inst, PipeOp::GroupReserveWrite)?,
+            S::GroupCommitReadPipe => self.pipe(inst, PipeOp::GroupCommitRead)?,
+            S::GroupCommitWritePipe => self.pipe(inst, PipeOp::GroupCommitWrite)?,
             S::GroupAll => group(GroupOp::All, false)?,
             S::GroupAny => group(GroupOp::Any, false)?,
             S::GroupBroadcast => group(GroupOp::Broadcast, false)?,
@@ -589,6 +604,30 @@ impl Decoder {
 
     /// A scope operand: a constant naming one of the OpenCL scopes (CrossDevice,
     /// Device, Workgroup, Subgroup, Invocation).
+    /// A pipe instruction: every operand an id, the group forms' scope a constant
+    /// Workgroup (2) or Subgroup (3).
+    fn pipe(&self, inst: &dr::Instruction, op: PipeOp) -> Result<Op, CompileError> {
+        let args = ids_from(inst, 0)?;
+        if args.len() != op.operand_count() {
+            return Err(malformed(format!(
+                "Op{:?} with {} operands (expected {})",
+                inst.class.opcode,
+                args.len(),
+                op.operand_count()
+            )));
+        }
+        if op.is_group() {
+            let s = self.constant_u32(args[0], "scope")?;
+            if s != 2 && s != 3 {
+                return Err(malformed(format!(
+                    "Op{:?}: execution scope {s} is neither Workgroup nor Subgroup",
+                    inst.class.opcode
+                )));
+            }
+        }
+        Ok(Op::Pipe { op, args })
+    }
+
     pub(super) fn scope_constant(&self, id: Id) -> Result<(), CompileError> {
         let v = self.constant_u32(id, "scope")?;
         if v > 4 {

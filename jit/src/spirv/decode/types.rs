@@ -93,7 +93,15 @@ impl Decoder {
             SOp::TypeImage => Some(Type::Unsupported("image")),
             SOp::TypeSampler => Some(Type::Unsupported("sampler")),
             SOp::TypeSampledImage => Some(Type::Unsupported("sampled image")),
-            SOp::TypePipe => Some(Type::Unsupported("pipe")),
+            // Access qualifier: ReadOnly 0, WriteOnly 1, ReadWrite 2.
+            SOp::TypePipe => Some(Type::Pipe {
+                write: matches!(
+                    t.operands.first(),
+                    Some(Operand::AccessQualifier(
+                        rspirv::spirv::AccessQualifier::WriteOnly
+                    ))
+                ),
+            }),
             SOp::TypeForwardPointer => {
                 // Structs may use the pointer before its OpTypePointer.
                 self.forward_pointers.insert(id_at(t, 0)?);

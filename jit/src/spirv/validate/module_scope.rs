@@ -624,7 +624,7 @@ impl Validator<'_> {
                         self.shape(*ty).is_some_and(|s| s.kind != Kind::Bool)
                     }
                     Some(Type::Struct { .. } | Type::Array { .. }) => self.size(*ty, 16).is_some(),
-                    Some(Type::Unsupported(_)) => true,
+                    Some(Type::Unsupported(_) | Type::Pipe { .. }) => true,
                     _ => false,
                 };
                 if !ok {

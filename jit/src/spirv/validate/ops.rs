@@ -18,6 +18,7 @@ pub(super) fn describe(inst: &Inst, m: &crate::spirv::Module) -> String {
         Op::Wide(w, ..) => format!("Op{w:?}"),
         Op::Atomic { op, .. } => format!("OpAtomic{op:?}"),
         Op::Group { op, .. } => format!("group operation {op:?}"),
+        Op::Pipe { op, .. } => format!("pipe instruction {op:?}"),
         Op::AsyncCopyNd { three_d, .. } => format!(
             "OpExtInst GroupAsyncCopy{}",
             if *three_d { "3D3D" } else { "2D2D" }
@@ -794,6 +795,7 @@ impl Validator<'_> {
                 }
             }
             Op::AsyncCopyNd { three_d, args } => self.async_copy_nd(*three_d, args, rty, values)?,
+            Op::Pipe { op, args } => self.pipe_op(*op, args, rty, values)?,
             Op::AsyncCopy {
                 dst,
                 src,
