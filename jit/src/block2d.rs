@@ -117,6 +117,55 @@ pub fn lane_bytes(shape: &Block2dShape, w: usize) -> usize {
     lane_elems(rows, cols_p, w) * me * shape.count as usize
 }
 
+/// Where a private byte of a lane comes from (loads) or goes to (stores): the block
+/// row and the byte column counted from the operation's x (block `b`'s columns follow
+/// block `b - 1`'s), or None for a padding byte (zero when loaded, never stored).
+pub type ByteSource = Option<(u32, u32)>;
+
+/// The [`ByteSource`] of every private byte of every lane of a `w`-lane sub-group
+/// ([`lane_bytes`] per lane): the helper's mapping as a table, from which generated
+/// code moves whole blocks that lie inside the surface without calling it.
+pub fn lane_sources(shape: &Block2dShape, w: usize) -> Vec<Vec<ByteSource>> {
+    let (e, bw, bh) = (
+        shape.esize as usize,
+        shape.width as usize,
+        shape.height as usize,
+    );
+    let (rows, cols_p, me) = lane_matrix(shape);
+    let n = lane_elems(rows, cols_p, w);
+    let per_block = n * me;
+    let count = shape.count as usize;
+    (0..w)
+        .map(|l| {
+            let mut v = vec![None; per_block * count];
+            for b in 0..count {
+                for i in 0..n {
+                    let (r, c) = element_of(l, i, cols_p, w);
+                    if r >= rows {
+                        continue;
+                    }
+                    for k in 0..me {
+                        // (block row, byte column in the block)
+                        let src = match shape.kind {
+                            Block2dKind::LoadTransform => {
+                                let rr = r * (4 / e) + k / e;
+                                (rr < bh && c < bw).then_some((rr, c * e + k % e))
+                            }
+                            Block2dKind::LoadTranspose => {
+                                (c < bh && r < bw).then_some((c, r * e + k))
+                            }
+                            _ => (r < bh && c < bw).then_some((r, c * e + k)),
+                        };
+                        v[b * per_block + i * me + k] =
+                            src.map(|(rr, cb)| (rr as u32, (b * bw * e + cb) as u32));
+                    }
+                }
+            }
+            v
+        })
+        .collect()
+}
+
 /// Copies one element of `e` (1, 2, 4 or 8) bytes.
 #[inline(always)]
 fn copy_elem(e: usize, src: &[u8], dst: &mut [u8]) {
@@ -413,6 +462,95 @@ mod tests {
         assert_eq!(lane_bytes(&s(LoadTransform, 2, 16, 16, 1), 16), 32);
         assert_eq!(lane_bytes(&s(LoadTranspose, 4, 8, 32, 1), 16), 64);
         assert_eq!(lane_bytes(&s(Store, 1, 32, 8, 1), 16), 16);
+    }
+
+    /// Every shape of the tables at several sub-group sizes: the table of
+    /// [`lane_sources`] agrees with what the helper reads and writes.
+    #[test]
+    fn lane_sources_match_the_helper() {
+        use Block2dKind::*;
+        let mut shapes = Vec::new();
+        for kind in [Load, LoadTransform, LoadTranspose, Store] {
+            for esize in [1, 2, 4] {
+                for width in [8, 16, 32] {
+                    for height in [1, 2, 4, 8, 16, 32] {
+                        for count in [1, 2, 4] {
+                            let s = Block2dShape {
+                                kind,
+                                esize,
+                                width,
+                                height,
+                                count,
+                            };
+                            if s.is_supported() {
+                                shapes.push(s);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let (width, height, pitch) = (256usize, 40usize, 320usize);
+        // A 64-aligned surface with distinct bytes, in a larger buffer.
+        let mut buf = vec![0u8; pitch * height + 64];
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (i * 7 + i / 251) as u8;
+        }
+        for shape in &shapes {
+            for w in [4usize, 8, 16, 32] {
+                let src = lane_sources(shape, w);
+                let n = lane_bytes(shape, w);
+                let (x, y) = (4i32, 3i32);
+                // (A store's check replaces `buf` with a copy: align each time.)
+                let off = buf.as_ptr().align_offset(64);
+                let base = buf.as_ptr() as u64 + off as u64;
+                let s = Surface {
+                    base,
+                    width: width as i32,
+                    height: height as i32,
+                    pitch: pitch as i32,
+                };
+                let at = |r: u32, cb: u32| {
+                    off + (y as usize + r as usize) * pitch
+                        + x as usize * shape.esize as usize
+                        + cb as usize
+                };
+                let mut lanes_mem = vec![vec![0xAAu8; n]; w];
+                if shape.kind == Store {
+                    for (l, lane) in lanes_mem.iter_mut().enumerate() {
+                        for (i, b) in lane.iter_mut().enumerate() {
+                            *b = (l * 31 + i * 3 + 1) as u8;
+                        }
+                    }
+                }
+                let lanes: Vec<u64> = lanes_mem.iter().map(|v| v.as_ptr() as u64).collect();
+                let before = buf.clone();
+                // SAFETY: the block lies inside `buf`; each lane has n bytes.
+                unsafe { run(shape, &s, x, y, &lanes, u64::MAX >> (64 - w)) };
+                if shape.kind == Store {
+                    let mut want = before.clone();
+                    for (l, lane) in src.iter().enumerate() {
+                        for (i, b) in lane.iter().enumerate() {
+                            if let Some((r, cb)) = b {
+                                want[at(*r, *cb)] = lanes_mem[l][i];
+                            }
+                        }
+                    }
+                    if let Some(i) = (0..buf.len()).find(|&i| buf[i] != want[i]) {
+                        panic!("{shape:?} w={w}: byte {i}: {} != {}", buf[i], want[i]);
+                    }
+                    buf = before;
+                } else {
+                    for (l, lane) in src.iter().enumerate() {
+                        assert_eq!(lane.len(), n, "{shape:?} w={w}");
+                        for (i, b) in lane.iter().enumerate() {
+                            let want = b.map_or(0, |(r, cb)| before[at(r, cb)]);
+                            assert_eq!(lanes_mem[l][i], want, "{shape:?} w={w} lane {l} byte {i}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

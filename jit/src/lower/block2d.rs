@@ -8,7 +8,8 @@
 
 use cranelift_codegen::ir::{self, types, AbiParam, InstBuilder, Value};
 
-use super::value::Elem;
+use super::block2d_fast;
+use super::value::{Elem, Lv};
 use super::Tr;
 use crate::spirv::{Block2dKind, Block2dShape, Id};
 use crate::CompileError;
@@ -113,6 +114,74 @@ impl Tr<'_, '_> {
             .iter()
             .map(|l| self.first_lane_value(Elem::I32, l))
             .collect();
+        if shape.kind == Block2dKind::Prefetch {
+            // A prefetch is only a hint (the helper ignored it too).
+            return Ok(());
+        }
+        let private_lv = match private {
+            Some(p) => {
+                let pv = self.get(p)?;
+                if pv.elems.first() != Some(&Elem::I64) {
+                    return Err(bad("the private operand is not a pointer"));
+                }
+                Some(pv.leaves[0].clone())
+            }
+            None => None,
+        };
+        // The inline path: lanes' private arrays at a constant stride, a mask that can
+        // be full, and a plan small enough to inline.
+        let inline = match &private_lv {
+            Some(Lv::A(p0, stride))
+                if self.full_state != Some(false) && self.block2d_stride_ok(&shape, *stride) =>
+            {
+                block2d_fast::plan(&shape, self.w as usize).map(|plan| {
+                    (
+                        plan,
+                        block2d_fast::Operands {
+                            base,
+                            ints: ints.clone(),
+                            private: *p0,
+                            stride: *stride,
+                        },
+                    )
+                })
+            }
+            _ => None,
+        };
+        let Some((plan, ops)) = inline else {
+            return self.block2d_helper(shape, base, &ints, private_lv.as_ref());
+        };
+        let mut ok = self.block2d_inside(&shape, &ops);
+        if self.full_state != Some(true) && !self.mask.is_empty() {
+            let full = self.full_mask();
+            ok = self.b.ins().band(ok, full);
+        }
+        let (fast, slow, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        let full_before = self.mask_full;
+        self.b.switch_to_block(fast);
+        self.block2d_inline(&shape, &plan, &ops);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(slow);
+        self.block2d_helper(shape, base, &ints, private_lv.as_ref())?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.mask_full = full_before;
+        Ok(())
+    }
+
+    /// The call of the run-time helper (any block, any mask).
+    fn block2d_helper(
+        &mut self,
+        shape: Block2dShape,
+        base: Value,
+        ints: &[Value],
+        private: Option<&Lv>,
+    ) -> Result<(), CompileError> {
         // The W private addresses, in a stack array.
         let w = self.w;
         let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
@@ -121,13 +190,8 @@ impl Tr<'_, '_> {
             3,
         ));
         let lanes = self.b.ins().stack_addr(types::I64, slot, 0);
-        if let Some(p) = private {
-            let pv = self.get(p)?;
-            if pv.elems.first() != Some(&Elem::I64) {
-                return Err(bad("the private operand is not a pointer"));
-            }
-            let pl = pv.leaves[0].clone();
-            let addrs = self.lanes_of(Elem::I64, &pl);
+        if let Some(pl) = private {
+            let addrs = self.lanes_of(Elem::I64, pl);
             let fl = ir::MemFlagsData::trusted();
             for (l, a) in addrs.iter().enumerate() {
                 self.b.ins().store(fl, *a, lanes, (8 * l) as i32);
@@ -143,7 +207,7 @@ impl Tr<'_, '_> {
             &[],
         )?;
         let mut call_args = vec![shape_v, base];
-        call_args.extend(ints);
+        call_args.extend_from_slice(ints);
         call_args.extend([lanes, mask, w_v]);
         self.b.ins().call(f, &call_args);
         Ok(())

@@ -50,6 +50,11 @@ impl Tr<'_, '_> {
                 "group operation {op:?} with scope {sc}"
             )));
         }
+        if matches!(op, GroupOp::Broadcast | GroupOp::Shuffle) && args.len() >= 2 {
+            if let Some(v) = self.deferred_broadcast(args[0], args[1], rty)? {
+                return Ok(v);
+            }
+        }
         let elems = self.elems(rty)?;
         let vals: Vec<Val> = args
             .iter()

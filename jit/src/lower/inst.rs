@@ -19,6 +19,11 @@ use crate::CompileError;
 impl Tr<'_, '_> {
     /// Lowers instruction `k` of block `bi`.
     pub fn lower_inst(&mut self, bi: usize, k: usize, inst: &Inst) -> Result<(), CompileError> {
+        if let (Op::Load { ptr, align }, Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
+            if self.defer_load(r, *ptr, ty, *align) {
+                return Ok(());
+            }
+        }
         let out = self.op_value(bi, k, inst)?;
         if let (Some(r), Some(v)) = (inst.result, out) {
             self.define(r, v);

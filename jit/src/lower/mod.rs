@@ -18,6 +18,8 @@ mod barrier;
 pub(crate) use barrier::COLLECTIVE_SLOT_BYTES;
 mod bits;
 mod block2d;
+mod block2d_fast;
+mod broadcast_load;
 mod calls;
 mod control;
 mod extinst;
@@ -197,6 +199,10 @@ pub(crate) struct Tr<'a, 'b> {
     pub shape_conflict: bool,
     /// `CRANECL_DEBUG_SHAPES`: print the lane shape of every defined value.
     debug_shapes: bool,
+    /// Private loads whose only use is a following sub-group broadcast
+    /// (`broadcast_load`), and those of them lowered but not yet emitted.
+    pub broadcast_loads: std::collections::HashSet<Id>,
+    pub deferred_loads: HashMap<Id, (Id, Id, u32)>,
     /// The SPIR-V block being lowered (by index).
     pub cur_block: Option<usize>,
     /// printf call sites found so far.
@@ -331,8 +337,11 @@ pub(crate) fn lower_kernel(
             cur_block: None,
             printf: printf::PrintfState::default(),
             debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
+            broadcast_loads: Default::default(),
+            deferred_loads: HashMap::new(),
         };
         tr.layout_private()?;
+        tr.find_broadcast_loads();
         tr.layout_homes()?;
         tr.emit_work_group()?;
         tr.finish_state(0);

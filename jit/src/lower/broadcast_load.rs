@@ -1,0 +1,172 @@
+//! `sub_group_broadcast(p[i], j)` of a private array, as after a 2D block read:
+//! loading `p[i]` for every lane (a gather at the lanes' private stride) and keeping
+//! lane `j` costs W loads, where one load of lane `j`'s address suffices. A private
+//! load whose only use is a following sub-group broadcast or shuffle of the same block,
+//! with nothing in between that may write memory, is deferred to that use
+//! ([`Tr::defer_load`]), which loads only the lane it needs.
+
+use std::collections::HashSet;
+
+use cranelift_codegen::ir::{self, types, InstBuilder};
+
+use super::value::{Lv, Val};
+use super::Tr;
+use crate::analysis::flatten::FlatFunction;
+use crate::spirv::for_each_operand;
+use crate::spirv::{GroupOp, Id, Op, Storage, Terminator, Type};
+use crate::CompileError;
+
+/// The loads of `f` that may be deferred to their broadcast (`ptr_storage` gives the
+/// storage class of a pointer id, when known).
+pub fn broadcast_loads(
+    f: &FlatFunction,
+    ptr_storage: impl Fn(Id) -> Option<Storage>,
+    is_pointer: impl Fn(Id) -> bool,
+) -> HashSet<Id> {
+    let mut uses: std::collections::HashMap<Id, u32> = std::collections::HashMap::new();
+    for b in &f.blocks {
+        for i in &b.insts {
+            for_each_operand(&i.op, |id| *uses.entry(id).or_default() += 1);
+        }
+        match &b.term {
+            Terminator::BranchCond { cond: id, .. }
+            | Terminator::Switch { selector: id, .. }
+            | Terminator::ReturnValue(id) => *uses.entry(*id).or_default() += 1,
+            _ => {}
+        }
+    }
+    let mut out = HashSet::new();
+    for b in &f.blocks {
+        for (k, i) in b.insts.iter().enumerate() {
+            let (Op::Load { ptr, .. }, Some(r)) = (&i.op, i.result) else {
+                continue;
+            };
+            if uses.get(&r) != Some(&1) || ptr_storage(*ptr) != Some(Storage::Function) {
+                continue;
+            }
+            for j in &b.insts[k + 1..] {
+                match &j.op {
+                    Op::Group {
+                        op: GroupOp::Broadcast | GroupOp::Shuffle,
+                        args,
+                        ..
+                    } if args.first() == Some(&r) => {
+                        if args.get(1) != Some(&r) {
+                            out.insert(r);
+                        }
+                        break;
+                    }
+                    // Nothing that may write memory (or use the load otherwise).
+                    Op::Store { .. }
+                    | Op::CopyMemory { .. }
+                    | Op::Call { .. }
+                    | Op::Atomic { .. }
+                    | Op::ControlBarrier { .. }
+                    | Op::MemoryBarrier
+                    | Op::Block2d { .. }
+                    | Op::AsyncCopy { .. }
+                    | Op::AsyncCopyNd { .. } => break,
+                    Op::Group { op, args, .. } => {
+                        if !matches!(op, GroupOp::Broadcast | GroupOp::Shuffle) || args.contains(&r)
+                        {
+                            break;
+                        }
+                    }
+                    Op::ExtInst { args, .. } if args.iter().any(|a| is_pointer(*a)) => break,
+                    op => {
+                        let mut used = false;
+                        for_each_operand(op, |id| used |= id == r);
+                        if used {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Tr<'_, '_> {
+    /// Computes [`Tr::broadcast_loads`] for the function being lowered.
+    pub fn find_broadcast_loads(&mut self) {
+        let storage = |id: Id| {
+            let t = self.type_of(id).ok()?;
+            self.m.pointee(t).ok().map(|(s, _)| s)
+        };
+        let is_ptr = |id: Id| {
+            self.type_of(id)
+                .ok()
+                .and_then(|t| self.m.ty(t).ok())
+                .is_some_and(|t| matches!(t, Type::Pointer { .. }))
+        };
+        self.broadcast_loads = broadcast_loads(self.f, storage, is_ptr);
+    }
+
+    /// Whether the load of `res` is deferred to its broadcast (then recorded).
+    pub fn defer_load(&mut self, res: Id, ptr: Id, rty: Id, align: u32) -> bool {
+        if !self.broadcast_loads.contains(&res)
+            || self.home_offsets.contains_key(&res)
+            || (self.masked_body && self.placement.in_vars.contains(&res))
+        {
+            return false;
+        }
+        self.deferred_loads.insert(res, (ptr, rty, align));
+        true
+    }
+
+    /// A broadcast or shuffle (uniform lane `index`) of the deferred load `value`:
+    /// one load of that lane's address. Otherwise the load is emitted here, where it
+    /// reads what it would have read at its place, and None lets the caller go on.
+    pub fn deferred_broadcast(
+        &mut self,
+        value: Id,
+        index: Id,
+        rty: Id,
+    ) -> Result<Option<Val>, CompileError> {
+        let Some((ptr, lty, align)) = self.deferred_loads.remove(&value) else {
+            return Ok(None);
+        };
+        let elems = self.elems(rty)?;
+        let p = self.get(ptr)?;
+        let ix = self.get(index)?;
+        if let (1, Some(Lv::A(base, stride)), Some(Lv::U(ix)), Some(ie)) = (
+            elems.len(),
+            p.leaves.first(),
+            ix.leaves.first(),
+            ix.elems.first(),
+        ) {
+            let e = elems[0];
+            if (e.is_int() || e.is_float()) && ie.is_int() && self.w.is_power_of_two() {
+                // Lanes outside the sub-group read some lane of it (as lane_dyn).
+                let ix = match ie.bits() {
+                    64 => *ix,
+                    b if b < 64 => self.b.ins().uextend(types::I64, *ix),
+                    _ => return self.emit_deferred(value, ptr, lty, align),
+                };
+                let lane = self.b.ins().band_imm_s(ix, i64::from(self.w) - 1);
+                let off = self.b.ins().imul_imm_s(lane, *stride);
+                let addr = self.b.ins().iadd(*base, off);
+                let fl = ir::MemFlagsData::new().with_notrap();
+                let v = self.b.ins().load(e.scalar(), fl, addr, 0);
+                return Ok(Some(Val {
+                    leaves: vec![Lv::U(v)],
+                    elems,
+                }));
+            }
+        }
+        self.emit_deferred(value, ptr, lty, align)
+    }
+
+    fn emit_deferred(
+        &mut self,
+        value: Id,
+        ptr: Id,
+        lty: Id,
+        align: u32,
+    ) -> Result<Option<Val>, CompileError> {
+        let v = self.load(ptr, lty, align)?;
+        self.define(value, v);
+        Ok(None)
+    }
+}
