@@ -218,7 +218,7 @@ fn run_kernels(kernels: &[std::sync::Arc<CompiledKernel>]) -> &'static str {
                 }
                 ArgKind::LocalPtr => common::Arg::Local(4096),
                 ArgKind::Value => common::Arg::Val(vec![2; a.size]),
-                ArgKind::Sampler | ArgKind::Image => return "unsupported",
+                ArgKind::Sampler | ArgKind::Image | ArgKind::Queue => return "unsupported",
             });
         }
         common::run(k, &global, &local, &args);

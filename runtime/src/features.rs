@@ -87,6 +87,9 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_generic_address_space", (3, 0, 0)),
     // Laid out per compiled program (jit::program_data), kept between launches.
     ("__opencl_c_program_scope_global_variables", (3, 0, 0)),
+    // Device-side enqueue: built through LLVM IR (build::device_enqueue), run by
+    // runtime::device_enqueue.
+    ("__opencl_c_device_enqueue", (3, 0, 0)),
     // cl_ext_float_atomics (no half: cl_khr_fp16 atomics are not implemented).
     ("__opencl_c_ext_fp32_global_atomic_add", (1, 0, 0)),
     ("__opencl_c_ext_fp32_local_atomic_add", (1, 0, 0)),

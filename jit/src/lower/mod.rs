@@ -20,6 +20,7 @@ mod bits;
 mod block2d;
 mod calls;
 mod control;
+mod device_enqueue;
 mod extinst;
 mod generic;
 mod group;
@@ -411,7 +412,7 @@ impl<'a, 'b> Tr<'a, 'b> {
                     )))
                 }
             }),
-            Type::Pointer { .. } | Type::Event => out.push(Elem::I64),
+            Type::Pointer { .. } | Type::Event | Type::Queue => out.push(Elem::I64),
             Type::Vector { elem, count } => {
                 for _ in 0..*count {
                     self.collect_elems(*elem, out)?;

@@ -80,6 +80,9 @@ pub enum Type {
     },
     /// `event_t` and other opaque handles we pass around as 64-bit values.
     Event,
+    /// `queue_t` (`OpTypeQueue`): a 64-bit handle of a device queue; kept apart from
+    /// [`Type::Event`] so that `clSetKernelArg` can tell a queue argument.
+    Queue,
     /// `OpTypeOpaque`: a named type of unknown layout, usable only behind pointers.
     Opaque(String),
     /// Types we decode but cannot generate code for (images, samplers, pipes...): the
@@ -880,7 +883,7 @@ impl Module {
                     align,
                 }
             }
-            Type::Pointer { .. } | Type::Event | Type::Function { .. } => {
+            Type::Pointer { .. } | Type::Event | Type::Queue | Type::Function { .. } => {
                 Layout { size: 8, align: 8 }
             }
             Type::Opaque(n) => {

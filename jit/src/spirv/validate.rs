@@ -221,6 +221,7 @@ impl<'a> Validator<'a> {
                 Type::Pointer { storage, .. } => format!("%{ty} ({storage:?} pointer)"),
                 Type::Function { .. } => format!("%{ty} (function type)"),
                 Type::Event => "event".into(),
+                Type::Queue => "queue".into(),
                 Type::Opaque(n) => format!("opaque {n}"),
                 Type::Unsupported(n) => (*n).into(),
             },
@@ -248,6 +249,7 @@ impl<'a> Validator<'a> {
                     | Type::Struct { .. }
                     | Type::Pointer { .. }
                     | Type::Event
+                    | Type::Queue
             )
         )
     }
@@ -275,7 +277,7 @@ impl<'a> Validator<'a> {
                 }
                 total
             }
-            Type::Pointer { .. } | Type::Event => 8,
+            Type::Pointer { .. } | Type::Event | Type::Queue => 8,
             _ => return None,
         })
         .filter(|s| *s <= MAX_TYPE_BYTES)
