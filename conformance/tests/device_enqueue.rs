@@ -7,7 +7,6 @@
 
 use cranecl_conformance::sys::*;
 use cranecl_conformance::*;
-use std::ptr;
 
 const FEATURE: &str = "__opencl_c_device_enqueue";
 const CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES: cl_uint = 0x1070;
@@ -103,7 +102,7 @@ fn queue_creation_errors_and_info() {
     // On-device queues must be out-of-order.
     assert_eq!(
         code(try_queue(&dc, &[p, CL_QUEUE_ON_DEVICE])),
-        CL_INVALID_QUEUE_PROPERTIES
+        CL_INVALID_VALUE
     );
     let ooo_dev = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
     assert_eq!(
@@ -141,13 +140,17 @@ fn queue_creation_errors_and_info() {
     );
     // The default: the queue created with ON_DEVICE_DEFAULT, replaceable.
     let default = device_queue(&dc, true);
-    let current: cl_command_queue = queue_info(&plain, CL_QUEUE_DEVICE_DEFAULT).unwrap();
-    assert_eq!(current, default.raw());
+    let current: usize = queue_info(&plain, CL_QUEUE_DEVICE_DEFAULT).unwrap();
+    assert_eq!(current, default.raw() as usize);
+    // Asking for the default again returns it (one more reference).
+    let again = device_queue(&dc, true);
+    assert_eq!(again.raw(), default.raw());
+    drop(again);
     // SAFETY: valid handles.
     let rc = unsafe { clSetDefaultDeviceCommandQueue(dc.context.raw(), dc.device, plain.raw()) };
     assert_eq!(rc, CL_SUCCESS);
-    let current: cl_command_queue = queue_info(&default, CL_QUEUE_DEVICE_DEFAULT).unwrap();
-    assert_eq!(current, plain.raw());
+    let current: usize = queue_info(&default, CL_QUEUE_DEVICE_DEFAULT).unwrap();
+    assert_eq!(current, plain.raw() as usize);
     // A host queue cannot be the default device queue.
     // SAFETY: valid handles.
     let rc = unsafe { clSetDefaultDeviceCommandQueue(dc.context.raw(), dc.device, dc.queue.raw()) };
@@ -166,7 +169,7 @@ fn queue_arguments_must_be_device_queues() {
     let Some(dc) = setup() else { return };
     let program = dc.build(QUEUE_ARG, "-cl-std=CL2.0");
     let k = program.kernel("take_queue");
-    let null: cl_command_queue = ptr::null_mut();
+    let null = 0usize;
     let size = std::mem::size_of::<cl_command_queue>();
     assert_eq!(
         k.try_set_arg_bytes(0, Some(as_bytes(&[null])), size)
@@ -175,19 +178,19 @@ fn queue_arguments_must_be_device_queues() {
         CL_INVALID_DEVICE_QUEUE
     );
     assert_eq!(
-        k.try_set_arg_bytes(0, Some(as_bytes(&[dc.queue.raw()])), size)
+        k.try_set_arg_bytes(0, Some(as_bytes(&[dc.queue.raw() as usize])), size)
             .unwrap_err()
             .code,
         CL_INVALID_DEVICE_QUEUE
     );
     let dq = device_queue(&dc, true);
     assert_eq!(
-        k.try_set_arg_bytes(0, Some(as_bytes(&[dq.raw()])), 4)
+        k.try_set_arg_bytes(0, Some(as_bytes(&[dq.raw() as usize])), 4)
             .unwrap_err()
             .code,
         CL_INVALID_ARG_SIZE
     );
-    k.try_set_arg_bytes(0, Some(as_bytes(&[dq.raw()])), size)
+    k.try_set_arg_bytes(0, Some(as_bytes(&[dq.raw() as usize])), size)
         .expect("device queue argument");
     let out = dc.buffer_zeroed::<i32>(16);
     k.arg_buffer(1, &out);
@@ -390,6 +393,25 @@ fn kernel_queries_and_enqueue_errors() {
     assert_eq!(&got[2..5], &[-160, -57, -160]);
     // None of the failed enqueues ran its block.
     assert_eq!(got[9], 0);
+}
+
+const GLOBAL_BLOCK: &str = r#"
+constant int (^triple_plus_one)(int) = ^(int x) { return x * 3 + 1; };
+kernel void global_block(global int* a) {
+    int (^local_block)(int) = ^(int x) { return triple_plus_one(x) - 2; };
+    a[get_global_id(0)] = local_block((int)get_global_id(0));
+}
+"#;
+
+#[test]
+fn program_scope_blocks_are_called() {
+    let Some(dc) = setup() else { return };
+    let k = dc.kernel(GLOBAL_BLOCK, "-cl-std=CL2.0", "global_block");
+    let out = dc.buffer_zeroed::<i32>(32);
+    k.arg_buffer(0, &out);
+    dc.run(&k, &[32], None);
+    let want: Vec<i32> = (0..32).map(|x| x * 3 - 1).collect();
+    assert_eq!(dc.read::<i32>(&out, 32), want);
 }
 
 #[test]

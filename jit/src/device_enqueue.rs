@@ -43,6 +43,9 @@ pub enum DeviceOp {
     SetUserEventStatus = 10,
     /// `capture_event_profiling_info(e, name, global void* value)`.
     CaptureProfilingInfo = 11,
+    /// `enqueue_marker`: queue, number of wait events, wait list, event to return
+    /// -> `CLK_SUCCESS` or an error code.
+    EnqueueMarker = 12,
 }
 
 /// Number of arguments of every `EnqueueKernel` call.
@@ -72,6 +75,7 @@ pub fn import(name: &str) -> Option<(DeviceOp, usize, &'static [usize])> {
         "__cranecl_get_kernel_sub_group_count_for_ndrange_impl" => {
             (KernelSubGroupCount, 3, &[0, 1, 2])
         }
+        "__cranecl_enqueue_marker" => (EnqueueMarker, 4, &[0, 1, 2, 3]),
         "__cranecl_create_user_event" => (CreateUserEvent, 0, &[]),
         "__cranecl_is_valid_event" => (IsValidEvent, 1, &[0]),
         "__cranecl_retain_event" => (RetainEvent, 1, &[0]),
@@ -114,7 +118,7 @@ pub unsafe extern "C" fn cranecl_device_call(
             *a = unsafe { *args.add(i * w + lane) };
         }
         let r = if hook.is_null() {
-            if op == DeviceOp::EnqueueKernel as u32 {
+            if op == DeviceOp::EnqueueKernel as u32 || op == DeviceOp::EnqueueMarker as u32 {
                 CLK_ENQUEUE_FAILURE as i64 as u64
             } else {
                 0

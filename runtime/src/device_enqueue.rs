@@ -101,16 +101,6 @@ pub fn default_of(
         .find(|q| Arc::ptr_eq(&q.context, context) && Arc::ptr_eq(&q.device, device))
 }
 
-/// Number of live on-device queues of `device` in `context`.
-pub fn queues_of(context: &Arc<crate::context::Context>, device: &Arc<Device>) -> usize {
-    let r = REGISTRY.lock();
-    r.queues
-        .iter()
-        .filter_map(Weak::upgrade)
-        .filter(|q| Arc::ptr_eq(&q.context, context) && Arc::ptr_eq(&q.device, device))
-        .count()
-}
-
 /// The live on-device queue whose address is `value` (a `queue_t`).
 fn device_queue_at(value: u64) -> Option<Arc<Queue>> {
     if value == 0 {
@@ -149,9 +139,9 @@ struct Slot {
     captures: Vec<u64>,
 }
 
-/// A recorded child launch.
+/// A recorded child launch (none for a marker).
 struct Child {
-    launch: Launch,
+    launch: Option<Launch>,
     /// The block literal's copy the launch's first argument points at.
     _block: Box<[u64]>,
     wait: Vec<u64>,
@@ -231,7 +221,9 @@ pub fn run_tree(launch: &Launch, origin: &Arc<Origin>, run_one: &dyn Fn(&Launch,
             continue;
         }
         let start = now_ns();
-        run_one(&child.launch, hook_addr);
+        if let Some(launch) = &child.launch {
+            run_one(launch, hook_addr);
+        }
         let end = now_ns();
         let mut st = session.state.lock();
         if let Some(e) = child.event {
@@ -333,6 +325,7 @@ impl Session {
                 default_of(&self.origin.context, &self.origin.device).map_or(0, |q| queue_value(&q))
             }
             x if x == DeviceOp::EnqueueKernel as u32 => i32_result(self.enqueue(arg)),
+            x if x == DeviceOp::EnqueueMarker as u32 => i32_result(self.marker(arg)),
             x if x == DeviceOp::KernelWorkGroupSize as u32 => self
                 .kernel_named(arg(1))
                 .map_or(0, |k| max_wg_size(&k.info) as u64),
@@ -467,6 +460,43 @@ impl Session {
         })
     }
 
+    /// `enqueue_marker`: arguments as [`DeviceOp::EnqueueMarker`] lists them.
+    fn marker(&self, arg: &dyn Fn(usize) -> u64) -> i32 {
+        let (queue, nevents, wait_list, event_ret) = (arg(0), arg(1), arg(2), arg(3));
+        if device_queue_at(queue).is_none_or(|q| !Arc::ptr_eq(&q.device, &self.origin.device)) {
+            return CLK_INVALID_QUEUE;
+        }
+        let nevents = nevents as u32 as usize;
+        if nevents == 0 || wait_list == 0 {
+            return CLK_INVALID_EVENT_WAIT_LIST;
+        }
+        let mut st = self.state.lock();
+        let wait = match wait_events(&st, wait_list, nevents) {
+            Ok(w) => w,
+            Err(e) => return e,
+        };
+        if st.pending.len() >= self.capacity {
+            return CLK_DEVICE_QUEUE_FULL;
+        }
+        let event = if event_ret != 0 {
+            let Some(e) = new_event(&mut st, 2, false) else {
+                return CLK_EVENT_ALLOCATION_FAILURE;
+            };
+            // SAFETY: `event_ret` points at a clk_event_t of the kernel.
+            unsafe { (event_ret as *mut u64).write_unaligned(e) };
+            Some(e)
+        } else {
+            None
+        };
+        st.pending.push(Child {
+            launch: None,
+            _block: Box::new([]),
+            wait,
+            event,
+        });
+        CLK_SUCCESS
+    }
+
     /// `enqueue_kernel`: arguments as [`DeviceOp::EnqueueKernel`] lists them.
     fn enqueue(&self, arg: &dyn Fn(usize) -> u64) -> i32 {
         let (queue, flags, nd, nevents, wait_list, event_ret) =
@@ -532,16 +562,11 @@ impl Session {
         if local_total as u64 > crate::platform::LOCAL_MEM_SIZE {
             return CLK_INVALID_ARG_SIZE;
         }
-        let mut wait = Vec::with_capacity(nevents);
         let mut st = self.state.lock();
-        for i in 0..nevents {
-            // SAFETY: the kernel passes `nevents` clk_event_t values (8 bytes each).
-            let e = unsafe { ((wait_list as *const u64).add(i)).read_unaligned() };
-            if !is_live(&st, e) {
-                return CLK_INVALID_EVENT_WAIT_LIST;
-            }
-            wait.push(e);
-        }
+        let wait = match wait_events(&st, wait_list, nevents) {
+            Ok(w) => w,
+            Err(e) => return e,
+        };
         if st.pending.len() >= self.capacity {
             return CLK_DEVICE_QUEUE_FULL;
         }
@@ -557,7 +582,7 @@ impl Session {
             None
         };
         st.pending.push(Child {
-            launch: Launch {
+            launch: Some(Launch {
                 kernel: k.clone(),
                 args,
                 local_args,
@@ -568,7 +593,7 @@ impl Session {
                 } else {
                     None
                 },
-            },
+            }),
             _block: copy,
             wait,
             event,
@@ -586,4 +611,20 @@ fn max_wg_size(info: &cranecl_jit::KernelInfo) -> usize {
             .min(MAX_WORK_GROUP_SIZE),
         (None, None) => MAX_WORK_GROUP_SIZE,
     }
+}
+
+/// The `nevents` live events at `wait_list` (`CLK_INVALID_EVENT_WAIT_LIST` if one is
+/// not).
+fn wait_events(st: &State, wait_list: u64, nevents: usize) -> Result<Vec<u64>, i32> {
+    (0..nevents)
+        .map(|i| {
+            // SAFETY: the kernel passes `nevents` clk_event_t values (8 bytes each).
+            let e = unsafe { ((wait_list as *const u64).add(i)).read_unaligned() };
+            if is_live(st, e) {
+                Ok(e)
+            } else {
+                Err(CLK_INVALID_EVENT_WAIT_LIST)
+            }
+        })
+        .collect()
 }

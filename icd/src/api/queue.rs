@@ -38,20 +38,23 @@ fn create_queue(
         if !device_enqueue_supported() {
             return Err(CL_INVALID_QUEUE_PROPERTIES);
         }
-        // On-device queues are out-of-order only.
+        // On-device queues are out-of-order only: anything else is an invalid value
+        // (as Intel's CPU runtime answers).
         if properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0 {
-            return Err(CL_INVALID_QUEUE_PROPERTIES);
+            return Err(CL_INVALID_VALUE);
         }
         let size = size.unwrap_or(u64::from(device_enqueue::PREFERRED_QUEUE_SIZE));
         if size > u64::from(device_enqueue::MAX_QUEUE_SIZE) {
             return Err(CL_INVALID_VALUE);
         }
-        let default = properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0;
-        if !default
-            && device_enqueue::queues_of(&ctx, &dev)
-                >= device_enqueue::MAX_ON_DEVICE_QUEUES as usize
-        {
-            return Err(CL_OUT_OF_RESOURCES);
+        // There is one default device queue: asking for it again returns it, with one
+        // more reference.
+        if properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0 {
+            if let Some(existing) = device_enqueue::default_of(&ctx, &dev) {
+                let h = handle_of(&existing);
+                handle::retain::<Queue>(h)?;
+                return Ok(h);
+            }
         }
         let q = Queue::new_on_device(ctx, dev, properties, array, size as u32);
         return Ok(new_handle(q));

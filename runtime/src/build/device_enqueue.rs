@@ -33,8 +33,40 @@ pub fn uses_device_enqueue(source: &str) -> bool {
     .any(|name| source.contains(name))
 }
 
+/// Whether a SPIR-V module has a pointer to a function type: clang-22 emits one for a
+/// program-scope block literal (its invoke pointer), which no consumer accepts; such
+/// programs are compiled again through [`rewrite_ir`], which nulls the pointer.
+pub fn has_function_pointer(words: &[u32]) -> bool {
+    const OP_TYPE_POINTER: u32 = 32;
+    const OP_TYPE_FUNCTION: u32 = 33;
+    let mut functions = BTreeSet::new();
+    let mut at = 5;
+    while let Some(&first) = words.get(at) {
+        let len = (first >> 16) as usize;
+        let Some(ops) = words.get(at + 1..at + len.max(1)) else {
+            return false;
+        };
+        if len == 0 {
+            return false;
+        }
+        match (first & 0xffff, ops) {
+            (OP_TYPE_FUNCTION, [id, ..]) => {
+                functions.insert(*id);
+            }
+            (OP_TYPE_POINTER, [_, _, pointee]) if functions.contains(pointee) => return true,
+            _ => {}
+        }
+        at += len;
+    }
+    false
+}
+
 /// clang's mangled device-side built-ins and the imports they become.
 const RENAMED: &[(&str, &str)] = &[
+    (
+        "@_Z14enqueue_marker9ocl_queuejPU3AS4K12ocl_clkeventPU3AS4S0_(",
+        "@__cranecl_enqueue_marker(",
+    ),
     ("@_Z17get_default_queuev(", "@__cranecl_get_default_queue("),
     ("@_Z17create_user_eventv(", "@__cranecl_create_user_event("),
     (
@@ -206,6 +238,17 @@ mod tests {
             "@__cranecl_kname.__p_block_invoke_kernel = private unnamed_addr addrspace(2) constant [24 x i8] c\"__p_block_invoke_kernel\\00\""
         ));
         assert!(!out.contains("addrspacecast (ptr @"));
+    }
+
+    #[test]
+    fn finds_function_pointer_types() {
+        // %1 = OpTypeVoid, %2 = OpTypeFunction %1, %3 = OpTypePointer Generic %2.
+        let mut words = vec![0x0723_0203, 0x0001_0000, 0, 10, 0];
+        words.extend([(2 << 16) | 19, 1, (3 << 16) | 33, 2, 1]);
+        assert!(!has_function_pointer(&words));
+        words.extend([(4 << 16) | 32, 3, 8, 2]);
+        assert!(has_function_pointer(&words));
+        assert!(!has_function_pointer(&[1, 2]));
     }
 
     #[test]

@@ -359,7 +359,9 @@ impl Frontend {
                     let mut spirv = clang::spirv_words(&out.stdout).map_err(|msg| {
                         SourceBuildError::Failed(format!("{}error: {msg}\n", out.log))
                     })?;
-                    if local_retype::has_retyped_local(&spirv) {
+                    if local_retype::has_retyped_local(&spirv)
+                    || device_enqueue::has_function_pointer(&spirv)
+                {
                         spirv = self.compile_via_ir(source, &out.args)?;
                     }
                     Ok(ClangOutput {
@@ -517,8 +519,9 @@ impl Frontend {
         })
     }
 
-    /// Compiles again, as LLVM IR whose `__local` globals get a zero initializer, then
-    /// the IR to SPIR-V (see `local_retype`). `args` is the first compile's command.
+    /// Compiles again, as LLVM IR whose `__local` globals get a zero initializer and
+    /// whose function addresses are rewritten (see `local_retype`, `device_enqueue`),
+    /// then the IR to SPIR-V. `args` is the first compile's command.
     fn compile_via_ir(
         &self,
         source: &str,
@@ -545,7 +548,7 @@ impl Frontend {
             return Err(failed("source to IR", run.stderr));
         }
         let ir = local_retype::zero_initialise_locals(&String::from_utf8_lossy(&run.stdout));
-        self.ir_to_spirv(&ir, "")
+        self.ir_to_spirv(&device_enqueue::rewrite_ir(&ir), "")
     }
 
     /// Compiles LLVM IR text to SPIR-V; `log` (the first run's diagnostics) heads the
