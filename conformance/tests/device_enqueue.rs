@@ -159,8 +159,9 @@ fn queue_creation_errors_and_info() {
 
 const QUEUE_ARG: &str = r#"
 kernel void take_queue(queue_t q, global int* out) {
-    out[get_global_id(0)] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1),
-                                           ^{ out[8 + get_global_id(0)] = 7; });
+    size_t i = get_global_id(0);
+    out[i] = enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1),
+                            ^{ out[8 + i] = 7 + (int)get_global_id(0); });
 }
 "#;
 

@@ -360,8 +360,8 @@ impl Frontend {
                         SourceBuildError::Failed(format!("{}error: {msg}\n", out.log))
                     })?;
                     if local_retype::has_retyped_local(&spirv)
-                    || device_enqueue::has_function_pointer(&spirv)
-                {
+                        || device_enqueue::has_function_pointer(&spirv)
+                    {
                         spirv = self.compile_via_ir(source, &out.args)?;
                     }
                     Ok(ClangOutput {
