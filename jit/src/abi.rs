@@ -23,6 +23,25 @@ pub struct NdRangeInfo {
     /// Address of this launch's [`PrintfBuffer`], 0 when it has none (printf then
     /// returns -1 and writes nothing).
     pub printf_buffer: u64,
+    /// Address of this launch's [`DeviceEnqueue`], 0 when it has none (device-side
+    /// enqueue built-ins then fail: `enqueue_kernel` returns `CLK_ENQUEUE_FAILURE`).
+    pub device_enqueue: u64,
+}
+
+/// The runtime's side of device-side enqueue for one launch: generated code calls
+/// `call` once per active work-item and device built-in (see
+/// [`crate::device_enqueue`] for the operations and their argument lists).
+#[repr(C)]
+pub struct DeviceEnqueue {
+    /// The runtime's state, passed back to `call`.
+    pub data: *const std::ffi::c_void,
+    /// Runs operation `op` with `nargs` arguments (each widened to 64 bits).
+    pub call: unsafe extern "C" fn(
+        data: *const std::ffi::c_void,
+        op: u32,
+        args: *const u64,
+        nargs: u32,
+    ) -> u64,
 }
 
 /// Where the printf calls of one launch append their records (see

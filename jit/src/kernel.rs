@@ -24,6 +24,8 @@ pub enum ArgKind {
     Image,
     /// A pipe (`OpTypePipe`): a pipe memory object; its storage address, 8 bytes.
     Pipe,
+    /// `queue_t`: a device queue (`CL_QUEUE_ON_DEVICE`); its handle, 8 bytes.
+    Queue,
 }
 
 /// `CL_KERNEL_ARG_ADDRESS_QUALIFIER` values (OpenCL numbering).
@@ -76,6 +78,10 @@ pub struct KernelInfo {
     /// The number of sub-groups a work-group must have (`SubgroupsPerWorkgroup`,
     /// `CL_KERNEL_COMPILE_NUM_SUB_GROUPS`).
     pub required_num_sub_groups: Option<u32>,
+    /// Whether the kernel calls device-side enqueue built-ins (`enqueue_kernel`,
+    /// `get_default_queue`, device events): its launches need a
+    /// [`crate::abi::DeviceEnqueue`] hook.
+    pub device_enqueue: bool,
 }
 
 impl KernelInfo {

@@ -14,6 +14,7 @@ pub mod analysis;
 pub mod block2d;
 pub mod builtins;
 mod codegen;
+pub mod device_enqueue;
 mod error;
 mod kernel;
 mod lower;
@@ -27,7 +28,7 @@ mod program_data;
 pub mod spirv;
 mod support;
 
-pub use abi::{KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};
+pub use abi::{DeviceEnqueue, KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};
 pub use error::{CompileError, CompileErrorKind};
 pub use kernel::{
     AddressQualifier, ArgKind, CompiledKernel, CompiledProgram, KernelArg, KernelInfo,

@@ -44,6 +44,7 @@ pub fn kernel_args(m: &Module, ep: &EntryPoint) -> Result<(Vec<KernelArg>, usize
                 };
                 (k, q, 8, 8)
             }
+            Type::Queue => (ArgKind::Queue, AddressQualifier::Private, 8, 8),
             Type::Unsupported("sampler") => (ArgKind::Sampler, AddressQualifier::Private, 8, 8),
             Type::Unsupported("image") => (ArgKind::Image, AddressQualifier::Global, 8, 8),
             Type::Pipe { .. } => (ArgKind::Pipe, AddressQualifier::Global, 8, 8),

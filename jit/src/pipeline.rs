@@ -198,6 +198,7 @@ fn compile_module(
             private_bytes_per_item: lowered.private_bytes as usize,
             has_barriers: lowered.has_barriers,
             required_num_sub_groups: ep.modes.sub_groups_per_work_group,
+            device_enqueue: flat_uses_device_enqueue(&m, &flat),
         });
     }
     let (code, ptrs) = jit.finish(&ids, data)?;
@@ -220,4 +221,19 @@ fn compile_module(
         kernels,
         global_variable_bytes,
     })
+}
+
+/// Whether a kernel calls a device-side enqueue built-in (its launches need the
+/// runtime's [`crate::abi::DeviceEnqueue`] hook).
+fn flat_uses_device_enqueue(m: &spirv::Module, flat: &analysis::flatten::FlatFunction) -> bool {
+    flat.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|inst| match &inst.op {
+            spirv::Op::Call { function, .. } => m.functions.get(function).is_some_and(|f| {
+                let name = f.import.as_deref().unwrap_or(&f.name);
+                crate::device_enqueue::import(name).is_some()
+            }),
+            _ => false,
+        })
 }

@@ -78,6 +78,10 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("cranecl_fmodf", lib_fmodf as *const u8),
         ("cranecl_fmod", lib_fmod as *const u8),
         (
+            crate::device_enqueue::CALL_SYMBOL,
+            crate::device_enqueue::cranecl_device_call as *const u8,
+        ),
+        (
             "cranecl_block2d",
             crate::block2d::cranecl_block2d as *const u8,
         ),

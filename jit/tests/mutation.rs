@@ -218,7 +218,9 @@ fn run_kernels(kernels: &[std::sync::Arc<CompiledKernel>]) -> &'static str {
                 }
                 ArgKind::LocalPtr => common::Arg::Local(4096),
                 ArgKind::Value => common::Arg::Val(vec![2; a.size]),
-                ArgKind::Sampler | ArgKind::Image | ArgKind::Pipe => return "unsupported",
+                ArgKind::Sampler | ArgKind::Image | ArgKind::Pipe | ArgKind::Queue => {
+                    return "unsupported"
+                }
             });
         }
         common::run(k, &global, &local, &args);

@@ -64,6 +64,7 @@ fn kernel(entry: KernelEntryFn) -> Arc<CompiledKernel> {
         private_bytes_per_item: 0,
         has_barriers: false,
         required_num_sub_groups: None,
+        device_enqueue: false,
     };
     Arc::new(CompiledKernel::new(info, entry, Arc::new(NoCode)))
 }
@@ -80,6 +81,7 @@ fn launch(kernel: &Arc<CompiledKernel>, global: usize, local: usize, arg: u64) -
             local_size: [local, 1, 1],
         },
         threads: exec::num_workers(),
+        device_enqueue: None,
     }
 }
 

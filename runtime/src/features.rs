@@ -93,6 +93,9 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     // Pipe objects (runtime memory.rs) over a lock-free ring (jit pipe.rs); every pipe
     // built-in, work-group and sub-group reservations included (jit lower/pipe.rs).
     ("__opencl_c_pipes", (3, 0, 0)),
+    // Device-side enqueue: built through LLVM IR (build::device_enqueue), run by
+    // runtime::device_enqueue.
+    ("__opencl_c_device_enqueue", (3, 0, 0)),
     // cl_ext_float_atomics (no half: cl_khr_fp16 atomics are not implemented).
     ("__opencl_c_ext_fp32_global_atomic_add", (1, 0, 0)),
     ("__opencl_c_ext_fp32_local_atomic_add", (1, 0, 0)),

@@ -61,6 +61,8 @@ pub struct Kernel {
 struct DeviceCode {
     device: Arc<Device>,
     compiled: Arc<CompiledKernel>,
+    /// The whole program's code on `device` (device-side enqueue finds children there).
+    program_code: Arc<cranecl_jit::CompiledProgram>,
     uniform_work_groups: bool,
 }
 
@@ -124,6 +126,7 @@ impl Kernel {
             per_device.push(DeviceCode {
                 device: Arc::clone(&exe.device),
                 compiled: kernel.clone(),
+                program_code: exe.compiled.clone(),
                 uniform_work_groups: exe.uniform_work_groups,
             });
         }
@@ -226,6 +229,9 @@ impl Kernel {
                 }
             }
             (ArgKind::Value, _) => return Err(CL_INVALID_ARG_VALUE),
+            // The C layer checked the handle: the bytes are a device queue's address.
+            (ArgKind::Queue, ArgValue::Bytes(b)) if b.len() == 8 && size == 8 => {}
+            (ArgKind::Queue, _) => return Err(CL_INVALID_DEVICE_QUEUE),
             (ArgKind::Sampler, _) => return Err(CL_INVALID_SAMPLER),
             (ArgKind::Image, _) => return Err(CL_INVALID_MEM_OBJECT),
             (ArgKind::GlobalPtr | ArgKind::ConstantPtr, _) => return Err(CL_INVALID_ARG_VALUE),
@@ -449,6 +455,13 @@ impl Kernel {
                 local_args,
                 ndrange,
                 threads: device.threads(),
+                device_enqueue: info.device_enqueue.then(|| {
+                    Arc::new(crate::device_enqueue::Origin {
+                        program: code.program_code.clone(),
+                        device: code.device.clone(),
+                        context: self.program.context.clone(),
+                    })
+                }),
             },
             buffers,
         ))
@@ -548,6 +561,7 @@ mod tests {
             private_bytes_per_item: 0,
             has_barriers: false,
             required_num_sub_groups: None,
+            device_enqueue: false,
         }
     }
 

@@ -10,6 +10,7 @@
 pub mod build;
 pub mod callback;
 pub mod context;
+pub mod device_enqueue;
 pub mod event;
 pub mod exec;
 pub mod features;

@@ -246,7 +246,9 @@ impl Command {
             Command::WriteRect { mem, rect, src } => unsafe { rect.run(src.0, mem.ptr()) },
             Command::CopyRect { src, dst, rect } => unsafe { rect.run(src.ptr(), dst.ptr()) },
             Command::NdRange { launch, buffers } => {
-                if launch.kernel.printf().is_empty() {
+                if let Some(origin) = &launch.device_enqueue {
+                    crate::device_enqueue::run_tree(&launch, origin, &run_with_hook);
+                } else if launch.kernel.printf().is_empty() {
                     exec::run_ndrange(&launch);
                 } else {
                     run_with_printf(&launch);
@@ -267,6 +269,24 @@ fn run_with_printf(launch: &exec::Launch) {
     let output = printf::LaunchOutput::new(PRINTF_BUFFER_SIZE);
     let result = exec::try_run_ndrange_with_printf(launch, output.address());
     printf::write_stdout(&output.text(launch.kernel.printf()));
+    if let Err(err) = result {
+        panic!("cranecl: {err}");
+    }
+}
+
+/// Runs one launch of a device-side enqueue tree with the session's hook at
+/// `device_enqueue` (printf output written as [`run_with_printf`] does).
+fn run_with_hook(launch: &exec::Launch, device_enqueue: u64) {
+    let printf = !launch.kernel.printf().is_empty();
+    let output = printf.then(|| printf::LaunchOutput::new(PRINTF_BUFFER_SIZE));
+    let result = exec::try_run_ndrange_with_hooks(
+        launch,
+        output.as_ref().map_or(0, |o| o.address()),
+        device_enqueue,
+    );
+    if let Some(output) = output {
+        printf::write_stdout(&output.text(launch.kernel.printf()));
+    }
     if let Err(err) = result {
         panic!("cranecl: {err}");
     }
@@ -407,6 +427,8 @@ pub struct Queue {
     pub properties: cl_command_queue_properties,
     /// `CL_QUEUE_PROPERTIES_ARRAY` (empty for clCreateCommandQueue).
     pub properties_array: Vec<cl_queue_properties>,
+    /// `CL_QUEUE_SIZE` of an on-device queue (0 for host queues).
+    pub queue_size: u32,
     order: Mutex<QueueOrder>,
     /// Commands handed to the pool, oldest first, that waiters may run themselves
     /// (entries whose command already ran are skipped and pruned).
@@ -475,10 +497,33 @@ impl Queue {
             device,
             properties,
             properties_array,
+            queue_size: 0,
             order: Mutex::new(QueueOrder::default()),
             ready: Mutex::new(VecDeque::new()),
             ready_len: AtomicUsize::new(0),
         })
+    }
+
+    /// A new on-device queue of `size` bytes (properties validated by the caller); it
+    /// becomes the device's default with `CL_QUEUE_ON_DEVICE_DEFAULT`.
+    pub fn new_on_device(
+        context: Arc<Context>,
+        device: Arc<Device>,
+        properties: cl_command_queue_properties,
+        properties_array: Vec<cl_queue_properties>,
+        size: u32,
+    ) -> Arc<Queue> {
+        let mut q = Queue::new(context, device, properties, properties_array);
+        if let Some(q) = Arc::get_mut(&mut q) {
+            q.queue_size = size;
+        }
+        crate::device_enqueue::register_queue(&q, properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0);
+        q
+    }
+
+    /// Whether this is an on-device queue (`CL_QUEUE_ON_DEVICE`).
+    pub fn on_device(&self) -> bool {
+        self.properties & CL_QUEUE_ON_DEVICE != 0
     }
 
     /// Whether commands may run out of order (`CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`).

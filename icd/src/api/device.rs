@@ -3,6 +3,7 @@
 //! (counted for sub-devices, no-ops on the root device).
 
 use cranecl_jit::{DEFAULT_SUB_GROUP_WIDTH, SUPPORTED_SUB_GROUP_WIDTHS};
+use cranecl_runtime::device_enqueue as de;
 use cranecl_runtime::features;
 use cranecl_runtime::memory as mem;
 use cranecl_runtime::object::ApiObject;
@@ -140,6 +141,7 @@ fn static_c_strings(list: &[&str]) -> Vec<*const std::ffi::c_char> {
 pub const MAX_CONSTANT_BUFFER_SIZE: cl_ulong = 1 << 20;
 
 fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResult<()> {
+    let device_enqueue = features::has_feature("__opencl_c_device_enqueue");
     let il_versions: Vec<cl_name_version> = features::SPIRV_VERSIONS
         .iter()
         .map(|(a, b)| name_version("SPIR-V", make_version(*a, *b, 0)))
@@ -267,14 +269,39 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => out.value::<cl_command_queue_properties>(
             CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
         ),
-        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => out.value::<cl_command_queue_properties>(0),
-        CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE => {
-            out.value::<cl_uint>(0)
+        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => {
+            out.value::<cl_command_queue_properties>(if device_enqueue {
+                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE
+            } else {
+                0
+            })
         }
-        CL_DEVICE_MAX_ON_DEVICE_QUEUES | CL_DEVICE_MAX_ON_DEVICE_EVENTS => out.value::<cl_uint>(0),
-        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => {
-            out.value::<cl_device_device_enqueue_capabilities>(0)
-        }
+        CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE => out.value::<cl_uint>(if device_enqueue {
+            de::PREFERRED_QUEUE_SIZE
+        } else {
+            0
+        }),
+        CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE => out.value::<cl_uint>(if device_enqueue {
+            de::MAX_QUEUE_SIZE
+        } else {
+            0
+        }),
+        CL_DEVICE_MAX_ON_DEVICE_QUEUES => out.value::<cl_uint>(if device_enqueue {
+            de::MAX_ON_DEVICE_QUEUES
+        } else {
+            0
+        }),
+        CL_DEVICE_MAX_ON_DEVICE_EVENTS => out.value::<cl_uint>(if device_enqueue {
+            de::MAX_ON_DEVICE_EVENTS
+        } else {
+            0
+        }),
+        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => out
+            .value::<cl_device_device_enqueue_capabilities>(if device_enqueue {
+                CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT
+            } else {
+                0
+            }),
         CL_DEVICE_BUILT_IN_KERNELS => out.string(""),
         CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => out.array::<cl_name_version>(&[]),
         CL_DEVICE_PLATFORM => out.value(platform_handle()),

@@ -23,6 +23,10 @@ impl Enqueue {
         event_out: *mut cl_event,
     ) -> CLResult<Enqueue> {
         let queue = get::<Queue>(queue)?;
+        // On-device queues take only kernels' enqueue_kernel.
+        if queue.on_device() {
+            return Err(CL_INVALID_COMMAND_QUEUE);
+        }
         let wait = handle::wait_list(events, num_events, &queue.context)?;
         Ok(Enqueue {
             queue,

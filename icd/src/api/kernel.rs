@@ -8,6 +8,7 @@ use cranecl_runtime::object::ApiObject;
 use cranecl_runtime::memory::Mem;
 use cranecl_runtime::platform::Device;
 use cranecl_runtime::program::Program;
+use cranecl_runtime::queue::Queue;
 
 use super::prelude::*;
 
@@ -119,6 +120,25 @@ cl_entry! {
                     return Err(CL_INVALID_ARG_VALUE);
                 }
                 ArgValue::Bytes(util::slice(arg_value.cast::<u8>(), arg_size)?.to_vec())
+            }
+            ArgKind::Queue => {
+                if arg_size != std::mem::size_of::<cl_command_queue>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_DEVICE_QUEUE);
+                }
+                let q = util::slice(arg_value.cast::<cl_command_queue>(), 1)
+                    .map_err(|_| CL_INVALID_DEVICE_QUEUE)?[0];
+                let q = get::<Queue>(q).map_err(|_| CL_INVALID_DEVICE_QUEUE)?;
+                if !q.on_device() {
+                    return Err(CL_INVALID_DEVICE_QUEUE);
+                }
+                if !Arc::ptr_eq(&q.context, &k.program.context) {
+                    return Err(CL_INVALID_DEVICE_QUEUE);
+                }
+                let value = cranecl_runtime::device_enqueue::queue_value(&q);
+                ArgValue::Bytes(value.to_ne_bytes().to_vec())
             }
             ArgKind::Sampler => return Err(CL_INVALID_SAMPLER),
             ArgKind::Image => return Err(CL_INVALID_MEM_OBJECT),

@@ -1,5 +1,9 @@
-//! Command-queue entry points (in-order host queues; profiling optional).
+//! Command-queue entry points: host queues (in-order or out-of-order, profiling
+//! optional) and on-device queues for device-side enqueue (`CL_QUEUE_ON_DEVICE`,
+//! runtime `device_enqueue`).
 
+use cranecl_runtime::device_enqueue;
+use cranecl_runtime::features;
 use cranecl_runtime::object::ApiObject;
 use cranecl_runtime::queue::Queue;
 
@@ -13,6 +17,7 @@ fn create_queue(
     device: cl_device_id,
     properties: cl_command_queue_properties,
     array: Vec<cl_queue_properties>,
+    size: Option<u64>,
 ) -> CLResult<cl_command_queue> {
     let ctx = get::<Context>(context)?;
     let dev = get::<Device>(device)?;
@@ -30,7 +35,29 @@ fn create_queue(
         return Err(CL_INVALID_VALUE);
     }
     if properties & CL_QUEUE_ON_DEVICE != 0 {
-        return Err(CL_INVALID_QUEUE_PROPERTIES);
+        if !device_enqueue_supported() {
+            return Err(CL_INVALID_QUEUE_PROPERTIES);
+        }
+        // On-device queues are out-of-order only: anything else is an invalid value
+        // (as Intel's CPU runtime answers).
+        if properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        let size = size.unwrap_or(u64::from(device_enqueue::PREFERRED_QUEUE_SIZE));
+        if size > u64::from(device_enqueue::MAX_QUEUE_SIZE) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // There is one default device queue: asking for it again returns it, with one
+        // more reference.
+        if properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0 {
+            if let Some(existing) = device_enqueue::default_of(&ctx, &dev) {
+                let h = handle_of(&existing);
+                handle::retain::<Queue>(h)?;
+                return Ok(h);
+            }
+        }
+        let q = Queue::new_on_device(ctx, dev, properties, array, size as u32);
+        return Ok(new_handle(q));
     }
     Ok(new_handle(Queue::new(ctx, dev, properties, array)))
 }
@@ -42,7 +69,11 @@ cl_entry! {
         properties: cl_command_queue_properties;
         errcode_ret
     ) -> cl_command_queue {
-        create_queue(context, device, properties, Vec::new())
+        if properties & CL_QUEUE_ON_DEVICE != 0 {
+            // clCreateCommandQueue cannot create on-device queues.
+            return Err(CL_INVALID_QUEUE_PROPERTIES);
+        }
+        create_queue(context, device, properties, Vec::new(), None)
     }
 }
 
@@ -55,6 +86,7 @@ cl_entry! {
     ) -> cl_command_queue {
         let list = util::property_list(properties).map_err(|_| CL_INVALID_VALUE)?;
         let mut bits: cl_command_queue_properties = 0;
+        let mut size = None;
         let mut seen = Vec::new();
         for pair in list.chunks_exact(2) {
             if seen.contains(&pair[0]) {
@@ -63,19 +95,18 @@ cl_entry! {
             seen.push(pair[0]);
             match pair[0] as cl_uint {
                 CL_QUEUE_PROPERTIES => bits = pair[1],
-                CL_QUEUE_SIZE => {
-                    if bits & CL_QUEUE_ON_DEVICE == 0 {
-                        return Err(CL_INVALID_VALUE);
-                    }
-                }
+                CL_QUEUE_SIZE => size = Some(pair[1]),
                 _ => return Err(CL_INVALID_VALUE),
             }
+        }
+        if size.is_some() && bits & CL_QUEUE_ON_DEVICE == 0 {
+            return Err(CL_INVALID_VALUE);
         }
         let mut array = list.to_vec();
         if !array.is_empty() {
             array.push(0);
         }
-        create_queue(context, device, bits, array)
+        create_queue(context, device, bits, array, size)
     }
 }
 
@@ -108,7 +139,11 @@ cl_entry! {
             CL_QUEUE_REFERENCE_COUNT => out.value::<cl_uint>(q.header().api_refs()),
             CL_QUEUE_PROPERTIES => out.value(q.properties),
             CL_QUEUE_PROPERTIES_ARRAY => out.array(&q.properties_array),
-            CL_QUEUE_DEVICE_DEFAULT => out.value::<cl_command_queue>(std::ptr::null_mut()),
+            CL_QUEUE_DEVICE_DEFAULT => out.value::<cl_command_queue>(
+                device_enqueue::default_of(&q.context, &q.device)
+                    .map_or(std::ptr::null_mut(), |d| handle_of(&d)),
+            ),
+            CL_QUEUE_SIZE if q.on_device() => out.value::<cl_uint>(q.queue_size),
             CL_QUEUE_SIZE => Err(CL_INVALID_COMMAND_QUEUE),
             _ => Err(CL_INVALID_VALUE),
         }
@@ -125,6 +160,34 @@ cl_entry! {
 cl_entry! {
     fn clFinish(command_queue: cl_command_queue) -> cl_int {
         get::<Queue>(command_queue)?.finish();
+        Ok(())
+    }
+}
+
+/// Whether the device claims `__opencl_c_device_enqueue` (on-device queues exist).
+fn device_enqueue_supported() -> bool {
+    features::has_feature("__opencl_c_device_enqueue")
+}
+
+cl_entry! {
+    fn clSetDefaultDeviceCommandQueue(
+        context: cl_context,
+        device: cl_device_id,
+        command_queue: cl_command_queue
+    ) -> cl_int {
+        let ctx = get::<Context>(context)?;
+        let dev = get::<Device>(device)?;
+        if !ctx.has_device(&dev) {
+            return Err(CL_INVALID_DEVICE);
+        }
+        if !device_enqueue_supported() {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let q = get::<Queue>(command_queue)?;
+        if !q.on_device() || !Arc::ptr_eq(&q.context, &ctx) || !Arc::ptr_eq(&q.device, &dev) {
+            return Err(CL_INVALID_COMMAND_QUEUE);
+        }
+        device_enqueue::set_default(&q);
         Ok(())
     }
 }

@@ -59,6 +59,5 @@ cl_entry! { fn clEnqueueAcquireEGLObjectsKHR(command_queue: cl_command_queue, nu
 cl_entry! { fn clEnqueueReleaseEGLObjectsKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clCreateEventFromEGLSyncKHR(context: cl_context, sync: CLeglSyncKHR, display: CLeglDisplayKHR; errcode_ret) -> cl_event { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clCreateSamplerWithProperties(context: cl_context, sampler_properties: *const cl_sampler_properties; errcode_ret) -> cl_sampler { Err(CL_INVALID_OPERATION) } }
-cl_entry! { fn clSetDefaultDeviceCommandQueue(context: cl_context, device: cl_device_id, command_queue: cl_command_queue) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clSetProgramReleaseCallback(program: cl_program, pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>, user_data: *mut c_void) -> cl_int { Err(CL_INVALID_OPERATION) } }
 cl_entry! { fn clCreateImageWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags, image_format: *const cl_image_format, image_desc: *const cl_image_desc, host_ptr: *mut c_void; errcode_ret) -> cl_mem { Err(CL_INVALID_OPERATION) } }

@@ -214,7 +214,7 @@ impl Tr<'_, '_> {
     }
 
     /// The active lanes as bits of an i64 (bit `l` = lane `l`).
-    fn active_lane_bits(&mut self) -> Value {
+    pub(super) fn active_lane_bits(&mut self) -> Value {
         if self.full_state == Some(true) || self.mask.is_empty() {
             let all = if self.w >= 64 {
                 -1

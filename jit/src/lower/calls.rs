@@ -139,6 +139,9 @@ impl Tr<'_, '_> {
         })?;
         let name = f.import.clone().unwrap_or_else(|| f.name.clone());
         let unknown = || CompileError::unsupported(format!("call of unknown function {name}"));
+        if let Some(v) = self.device_enqueue_call(&name, args, rty)? {
+            return Ok(v);
+        }
         if let Some(v) = self.address_space_call(&name, args, rty)? {
             return Ok(Some(v));
         }

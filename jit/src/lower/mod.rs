@@ -22,6 +22,7 @@ mod block2d_fast;
 mod broadcast_load;
 mod calls;
 mod control;
+mod device_enqueue;
 mod extinst;
 mod generic;
 mod group;
@@ -428,7 +429,9 @@ impl<'a, 'b> Tr<'a, 'b> {
                     )))
                 }
             }),
-            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } => out.push(Elem::I64),
+            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } | Type::Queue => {
+                out.push(Elem::I64)
+            }
             Type::Vector { elem, count } => {
                 for _ in 0..*count {
                     self.collect_elems(*elem, out)?;

@@ -75,10 +75,13 @@ pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
 /// Capabilities a module may declare although we implement none of their
 /// instructions: images, so that the image *instructions* are refused with a message
 /// naming them, and `Shader` (declared by some producers next to `Kernel`; its
-/// instructions are refused one by one). DeviceEnqueue is not here: the device does
-/// not claim it, so a module declaring it is refused at once.
+/// instructions are refused one by one), and `DeviceEnqueue`: clang-22 declares it
+/// for `queue_t`/`clk_event_t`, whose built-ins the build pipeline turns into calls
+/// of `__cranecl_*` imports (`lower::device_enqueue`); the capability's own
+/// instructions are refused one by one, so it is not reported.
 const TOLERATED_CAPABILITIES: &[Capability] = &[
     Capability::Shader,
+    Capability::DeviceEnqueue,
     Capability::ImageBasic,
     Capability::LiteralSampler,
     Capability::Sampled1D,

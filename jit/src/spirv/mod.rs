@@ -86,6 +86,9 @@ pub enum Type {
     Pipe {
         write: bool,
     },
+    /// `queue_t` (`OpTypeQueue`): a 64-bit handle of a device queue; kept apart from
+    /// [`Type::Event`] so that `clSetKernelArg` can tell a queue argument.
+    Queue,
     /// `OpTypeOpaque`: a named type of unknown layout, usable only behind pointers.
     Opaque(String),
     /// Types we decode but cannot generate code for (images, samplers, pipes...): the
@@ -960,9 +963,11 @@ impl Module {
                     align,
                 }
             }
-            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } | Type::Function { .. } => {
-                Layout { size: 8, align: 8 }
-            }
+            Type::Pointer { .. }
+            | Type::Event
+            | Type::Pipe { .. }
+            | Type::Queue
+            | Type::Function { .. } => Layout { size: 8, align: 8 },
             Type::Opaque(n) => {
                 return Err(crate::CompileError::malformed(format!(
                     "opaque type {n} has no size: it can only be used behind a pointer"

@@ -223,6 +223,7 @@ impl<'a> Validator<'a> {
                 Type::Function { .. } => format!("%{ty} (function type)"),
                 Type::Event => "event".into(),
                 Type::Pipe { .. } => "pipe".into(),
+                Type::Queue => "queue".into(),
                 Type::Opaque(n) => format!("opaque {n}"),
                 Type::Unsupported(n) => (*n).into(),
             },
@@ -251,6 +252,7 @@ impl<'a> Validator<'a> {
                     | Type::Pointer { .. }
                     | Type::Event
                     | Type::Pipe { .. }
+                    | Type::Queue
             )
         )
     }
@@ -278,7 +280,7 @@ impl<'a> Validator<'a> {
                 }
                 total
             }
-            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } => 8,
+            Type::Pointer { .. } | Type::Event | Type::Pipe { .. } | Type::Queue => 8,
             _ => return None,
         })
         .filter(|s| *s <= MAX_TYPE_BYTES)

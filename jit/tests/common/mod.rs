@@ -216,6 +216,7 @@ pub fn run_full(
         enqueued_local_size: l,
         num_groups,
         printf_buffer: printf.map_or(0, |p| p as *const PrintfBuffer as u64),
+        device_enqueue: 0,
     };
     // Local memory: static part, then each __local argument (aligned to 64).
     let mut local_total = info.static_local_bytes.next_multiple_of(64);

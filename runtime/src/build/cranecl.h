@@ -361,4 +361,51 @@ CRANECL_SG_TYPE(uchar)
 #endif
 #endif
 
+/*
+ * Device-side enqueue: clang-22's SPIR-V backend crashes on the OpBuildNDRange of
+ * ndrange_2D/ndrange_3D, so all ndrange_* built-ins are defined here (never emitted,
+ * only inlined) and fill the struct themselves. A local size of 0 asks the runtime to
+ * choose one.
+ */
+#if defined(__opencl_c_device_enqueue)
+#define CRANECL_ND_ATTR __attribute__((overloadable, always_inline, gnu_inline))
+#define CRANECL_ND_BODY(D, OFF, GWS, LWS)                                               \
+    ndrange_t r;                                                                        \
+    r.workDimension = D;                                                                \
+    for (uint i = 0; i < 3; i++) {                                                      \
+        r.globalWorkOffset[i] = 0;                                                      \
+        r.globalWorkSize[i] = 1;                                                        \
+        r.localWorkSize[i] = 0;                                                         \
+    }                                                                                   \
+    for (uint i = 0; i < D; i++) {                                                      \
+        r.globalWorkOffset[i] = OFF;                                                    \
+        r.globalWorkSize[i] = GWS;                                                      \
+        r.localWorkSize[i] = LWS;                                                       \
+    }                                                                                   \
+    return r;
+extern __inline ndrange_t CRANECL_ND_ATTR ndrange_1D(size_t g) {
+    CRANECL_ND_BODY(1, 0, g, 0)
+}
+extern __inline ndrange_t CRANECL_ND_ATTR ndrange_1D(size_t g, size_t l) {
+    CRANECL_ND_BODY(1, 0, g, l)
+}
+extern __inline ndrange_t CRANECL_ND_ATTR ndrange_1D(size_t o, size_t g, size_t l) {
+    CRANECL_ND_BODY(1, o, g, l)
+}
+#define CRANECL_ND_ARRAYS(N)                                                            \
+    extern __inline ndrange_t CRANECL_ND_ATTR ndrange_##N##D(const size_t g[N]) {       \
+        CRANECL_ND_BODY(N, 0, g[i], 0)                                                  \
+    }                                                                                   \
+    extern __inline ndrange_t CRANECL_ND_ATTR ndrange_##N##D(const size_t g[N],         \
+                                                             const size_t l[N]) {       \
+        CRANECL_ND_BODY(N, 0, g[i], l[i])                                               \
+    }                                                                                   \
+    extern __inline ndrange_t CRANECL_ND_ATTR ndrange_##N##D(                           \
+        const size_t o[N], const size_t g[N], const size_t l[N]) {                      \
+        CRANECL_ND_BODY(N, o[i], g[i], l[i])                                            \
+    }
+CRANECL_ND_ARRAYS(2)
+CRANECL_ND_ARRAYS(3)
+#endif
+
 #endif /* CRANECL_DRIVER_H */

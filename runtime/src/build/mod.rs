@@ -28,6 +28,7 @@
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
+mod device_enqueue;
 mod jit_memo;
 pub mod kernel_info;
 mod link;
@@ -338,20 +339,37 @@ impl Frontend {
             // Before the application's -I directories: embedded headers win.
             other.insert(0, format!("-I{}", dir.path().display()));
         }
-        let result = self
-            .run_with_pch(source, &lang, &other, Emit::Spirv)
-            .and_then(|out| {
-                let mut spirv = clang::spirv_words(&out.stdout).map_err(|msg| {
-                    SourceBuildError::Failed(format!("{}error: {msg}\n", out.log))
-                })?;
-                if local_retype::has_retyped_local(&spirv) {
-                    spirv = self.compile_via_ir(source, &out.args)?;
-                }
-                Ok(ClangOutput {
-                    spirv,
-                    log: out.log,
+        let via_ir = device_enqueue::uses_device_enqueue(source)
+            || headers
+                .iter()
+                .any(|(_, text)| device_enqueue::uses_device_enqueue(text));
+        let result = if via_ir {
+            self.run_with_pch(source, &lang, &other, Emit::LlvmText)
+                .and_then(|out| {
+                    let ir = device_enqueue::rewrite_ir(&String::from_utf8_lossy(&out.stdout));
+                    let ir = local_retype::zero_initialise_locals(&ir);
+                    Ok(ClangOutput {
+                        spirv: self.ir_to_spirv(&ir, &out.log)?,
+                        log: out.log,
+                    })
                 })
-            });
+        } else {
+            self.run_with_pch(source, &lang, &other, Emit::Spirv)
+                .and_then(|out| {
+                    let mut spirv = clang::spirv_words(&out.stdout).map_err(|msg| {
+                        SourceBuildError::Failed(format!("{}error: {msg}\n", out.log))
+                    })?;
+                    if local_retype::has_retyped_local(&spirv)
+                        || device_enqueue::has_function_pointer(&spirv)
+                    {
+                        spirv = self.compile_via_ir(source, &out.args)?;
+                    }
+                    Ok(ClangOutput {
+                        spirv,
+                        log: out.log,
+                    })
+                })
+        };
         if let (Some(key), Ok(output)) = (memo_key, &result) {
             memo::put(key, output);
         }
@@ -501,8 +519,9 @@ impl Frontend {
         })
     }
 
-    /// Compiles again, as LLVM IR whose `__local` globals get a zero initializer, then
-    /// the IR to SPIR-V (see `local_retype`). `args` is the first compile's command.
+    /// Compiles again, as LLVM IR whose `__local` globals get a zero initializer and
+    /// whose function addresses are rewritten (see `local_retype`, `device_enqueue`),
+    /// then the IR to SPIR-V. `args` is the first compile's command.
     fn compile_via_ir(
         &self,
         source: &str,
@@ -529,6 +548,17 @@ impl Frontend {
             return Err(failed("source to IR", run.stderr));
         }
         let ir = local_retype::zero_initialise_locals(&String::from_utf8_lossy(&run.stdout));
+        self.ir_to_spirv(&device_enqueue::rewrite_ir(&ir), "")
+    }
+
+    /// Compiles LLVM IR text to SPIR-V; `log` (the first run's diagnostics) heads the
+    /// build log of a failure.
+    fn ir_to_spirv(&self, ir: &str, log: &str) -> Result<Vec<u32>, SourceBuildError> {
+        let failed = |what: &str, err: String| {
+            SourceBuildError::Failed(format!(
+                "{log}{err}error: recompiling through LLVM IR ({what}) failed\n"
+            ))
+        };
         let mut to_spirv: Vec<OsString> = [
             "-cc1",
             "-triple",

@@ -181,6 +181,7 @@ mod tests {
             private_bytes_per_item: 0,
             has_barriers: false,
             required_num_sub_groups: None,
+            device_enqueue: false,
         }
     }
 

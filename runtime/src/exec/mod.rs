@@ -64,6 +64,9 @@ pub struct Launch {
     /// work-groups at once: the compute units of the device it was enqueued on
     /// (clamped to 1..=[`num_workers`]).
     pub threads: usize,
+    /// For a kernel that uses device-side enqueue: where its children come from
+    /// (the queue runs such launches through [`crate::device_enqueue::run_tree`]).
+    pub device_enqueue: Option<Arc<crate::device_enqueue::Origin>>,
 }
 
 /// Runs every work-group of `launch` on the pool and returns when all are done.
@@ -83,14 +86,24 @@ pub fn run_ndrange(launch: &Launch) {
 /// ([`ExecError::Panicked`], the remaining groups were skipped) as an error.
 /// A global size of 0 in any used dimension runs nothing and succeeds.
 pub fn try_run_ndrange(launch: &Launch) -> Result<(), ExecError> {
-    ndrange::try_run_ndrange(launch, 0)
+    ndrange::try_run_ndrange(launch, 0, 0)
 }
 
 /// [`try_run_ndrange`] for a kernel that calls printf: `printf_buffer` is the address
 /// of the launch's [`cranecl_jit::PrintfBuffer`], which must stay alive and unmoved
 /// until this returns.
 pub fn try_run_ndrange_with_printf(launch: &Launch, printf_buffer: u64) -> Result<(), ExecError> {
-    ndrange::try_run_ndrange(launch, printf_buffer)
+    ndrange::try_run_ndrange(launch, printf_buffer, 0)
+}
+
+/// [`try_run_ndrange_with_printf`] with the address of the launch's
+/// [`cranecl_jit::DeviceEnqueue`] hook (0: none), alive until this returns.
+pub fn try_run_ndrange_with_hooks(
+    launch: &Launch,
+    printf_buffer: u64,
+    device_enqueue: u64,
+) -> Result<(), ExecError> {
+    ndrange::try_run_ndrange(launch, printf_buffer, device_enqueue)
 }
 
 pub use ndrange::{local_layout, ExecError, LOCAL_ARG_ALIGN};

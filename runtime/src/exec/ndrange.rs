@@ -100,6 +100,7 @@ impl NdJob {
         launch: &Launch,
         workers: usize,
         printf_buffer: u64,
+        device_enqueue: u64,
     ) -> Result<Option<NdJob>, ExecError> {
         let nd = &launch.ndrange;
         let dims = nd.work_dim as usize;
@@ -177,6 +178,7 @@ impl NdJob {
             enqueued_local_size: to_u64(enqueued),
             num_groups: to_u64(groups),
             printf_buffer,
+            device_enqueue,
         };
         Ok(Some(NdJob {
             kernel: Arc::clone(&launch.kernel),
@@ -335,11 +337,15 @@ impl Recruiter {
 }
 
 /// Runs every work-group of `launch`; see [`super::run_ndrange`].
-pub fn try_run_ndrange(launch: &Launch, printf_buffer: u64) -> Result<(), ExecError> {
+pub fn try_run_ndrange(
+    launch: &Launch,
+    printf_buffer: u64,
+    device_enqueue: u64,
+) -> Result<(), ExecError> {
     // A sub-device's launch uses no more threads than its compute units: the caller
     // plus at most `workers - 1` invited helpers (each invitation is one thread).
     let workers = launch.threads.clamp(1, pool::num_workers());
-    let Some(job) = NdJob::new(launch, workers, printf_buffer)? else {
+    let Some(job) = NdJob::new(launch, workers, printf_buffer, device_enqueue)? else {
         return Ok(());
     };
     let job = Arc::new(job);

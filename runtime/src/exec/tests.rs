@@ -147,6 +147,7 @@ fn fake_kernel(
         private_bytes_per_item: 0,
         has_barriers: scratch_per_sub_group > 0,
         required_num_sub_groups: None,
+        device_enqueue: false,
     };
     Arc::new(CompiledKernel::new(info, recording_kernel, Arc::new(Code)))
 }
@@ -210,6 +211,7 @@ fn run_on_threads(
         local_args,
         ndrange: nd,
         threads,
+        device_enqueue: None,
     };
     try_run_ndrange(&launch).expect("launch runs");
     let errors = recorder.errors.lock().unwrap().clone();
@@ -356,6 +358,7 @@ fn zero_global_size_runs_nothing() {
         local_args: Vec::new(),
         ndrange: nd(2, [0; 3], [16, 0, 1], [4, 4, 1]),
         threads: num_workers(),
+        device_enqueue: None,
     };
     assert_eq!(try_run_ndrange(&launch), Ok(()));
 }
@@ -368,6 +371,7 @@ fn inconsistent_launches_are_refused() {
         local_args,
         ndrange,
         threads: num_workers(),
+        device_enqueue: None,
     };
     let ok_nd = nd(1, [0; 3], [16, 1, 1], [4, 1, 1]);
     for (l, needle) in [

@@ -81,6 +81,7 @@ fn launch(kernel: &Arc<CompiledKernel>, args: &[Arg], ndrange: NdRange) -> Launc
         local_args,
         ndrange,
         threads: super::num_workers(),
+        device_enqueue: None,
     }
 }
 

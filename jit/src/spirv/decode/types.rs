@@ -83,9 +83,8 @@ impl Decoder {
                 ret: id_at(t, 0)?,
                 params: ids_from(t, 1)?,
             }),
-            SOp::TypeEvent | SOp::TypeDeviceEvent | SOp::TypeReserveId | SOp::TypeQueue => {
-                Some(Type::Event)
-            }
+            SOp::TypeEvent | SOp::TypeDeviceEvent | SOp::TypeReserveId => Some(Type::Event),
+            SOp::TypeQueue => Some(Type::Queue),
             SOp::TypeOpaque => Some(Type::Opaque(match t.operands.first() {
                 Some(Operand::LiteralString(n)) => n.clone(),
                 _ => String::new(),

@@ -616,6 +616,8 @@ impl Validator<'_> {
                         Storage::CrossWorkgroup | Storage::UniformConstant | Storage::Workgroup => {
                             true
                         }
+                        // The block literal of a device-side enqueue's invoke kernel.
+                        Storage::Generic => true,
                         Storage::Function => by_val && self.size(*pointee, 16).is_some(),
                         _ => false,
                     },
@@ -624,7 +626,7 @@ impl Validator<'_> {
                         self.shape(*ty).is_some_and(|s| s.kind != Kind::Bool)
                     }
                     Some(Type::Struct { .. } | Type::Array { .. }) => self.size(*ty, 16).is_some(),
-                    Some(Type::Unsupported(_) | Type::Pipe { .. }) => true,
+                    Some(Type::Unsupported(_) | Type::Pipe { .. } | Type::Queue) => true,
                     _ => false,
                 };
                 if !ok {
