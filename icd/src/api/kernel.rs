@@ -93,6 +93,10 @@ cl_entry! {
                     return Err(CL_INVALID_ARG_VALUE);
                 }
                 let h = util::slice(arg_value.cast::<cl_mem>(), 1).map_err(|_| CL_INVALID_ARG_VALUE)?[0];
+                // A pipe argument cannot be NULL (CL_INVALID_ARG_VALUE, as Intel's).
+                if h.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
                 let mem = get::<Mem>(h).map_err(|_| CL_INVALID_MEM_OBJECT)?;
                 if !Arc::ptr_eq(&mem.context, &k.program.context) {
                     return Err(CL_INVALID_MEM_OBJECT);

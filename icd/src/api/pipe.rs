@@ -22,15 +22,12 @@ cl_entry! {
             return Err(CL_INVALID_VALUE);
         }
         let flags = if flags == 0 { CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS } else { flags };
-        // No pipe properties are defined: only an empty list is valid.
-        let props = if properties.is_null() {
-            Vec::new()
-        } else {
-            if !util::property_list(properties).map_err(|_| CL_INVALID_VALUE)?.is_empty() {
-                return Err(CL_INVALID_VALUE);
-            }
-            vec![0]
-        };
+        // "Currently, in all OpenCL versions, properties must be NULL" (even an empty
+        // list is refused, as Intel's CPU runtime does).
+        if !properties.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let props = Vec::new();
         if !features::pipe_support() {
             // "if no devices in context support pipes".
             return Err(CL_INVALID_OPERATION);
