@@ -598,13 +598,13 @@ fn unsupported_capability_is_named_in_the_log() {
     }
     let il = spirv::compile(OK_SRC, &[]).unwrap_or_else(|e| panic!("{e}"));
     let mut w = words(&il);
-    // Insert `OpCapability DeviceEnqueue` (opcode 17, capability 19) after the header;
-    // cranecl has no device-side enqueue, so the module must be refused.
-    w.splice(5..5, [(2u32 << 16) | 17, 19]);
-    let log = expect_il_rejected(&ctx, &to_bytes(&w), "OpCapability DeviceEnqueue");
+    // Insert `OpCapability NamedBarrier` (opcode 17, capability 59) after the header;
+    // cranecl has no named barriers, so the module must be refused.
+    w.splice(5..5, [(2u32 << 16) | 17, 59]);
+    let log = expect_il_rejected(&ctx, &to_bytes(&w), "OpCapability NamedBarrier");
     if !log.is_empty() {
         assert!(
-            log.contains("DeviceEnqueue"),
+            log.contains("NamedBarrier"),
             "the log names the capability: {log:?}"
         );
     }

@@ -323,7 +323,7 @@ fn spirv_queries_list_what_modules_may_declare() {
             "reported extension {ext}"
         );
     }
-    for (name, value) in [("Pipes", 17), ("DeviceEnqueue", 19)] {
+    for (name, value) in [("Pipes", 17), ("NamedBarrier", 59)] {
         if !caps.contains(&value) {
             let refused = build_and_run(&ctx, &module_declaring(Some(name), None));
             assert!(refused.is_err(), "{name} is not reported but was accepted");

@@ -29,9 +29,9 @@ fn zero_word_count_is_malformed() {
 }
 
 #[test]
-fn declared_device_enqueue_capability_is_refused_by_name() {
-    // OpCapability DeviceEnqueue (19): the device has no device-side enqueue.
-    let words = module(&[(2 << 16) | 17, 19, (3 << 16) | 14, 2, 2]);
+fn declared_named_barrier_capability_is_refused_by_name() {
+    // OpCapability NamedBarrier (59): the device has no named barriers.
+    let words = module(&[(2 << 16) | 17, 59, (3 << 16) | 14, 2, 2]);
     let err = validate(&words).unwrap_err();
-    assert!(err.message.contains("DeviceEnqueue"), "{}", err.message);
+    assert!(err.message.contains("NamedBarrier"), "{}", err.message);
 }
