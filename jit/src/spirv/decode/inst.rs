@@ -406,6 +406,21 @@ impl Decoder {
             S::GroupReserveWritePipePackets => self.pipe(inst, PipeOp::GroupReserveWrite)?,
             S::GroupCommitReadPipe => self.pipe(inst, PipeOp::GroupCommitRead)?,
             S::GroupCommitWritePipe => self.pipe(inst, PipeOp::GroupCommitWrite)?,
+            S::GroupAll
+            | S::GroupAny
+            | S::GroupBroadcast
+            | S::GroupIAdd
+            | S::GroupFAdd
+            | S::GroupFMin
+            | S::GroupUMin
+            | S::GroupSMin
+            | S::GroupFMax
+            | S::GroupUMax
+            | S::GroupSMax
+                if !self.m.capabilities.contains(&spirv::Capability::Groups) =>
+            {
+                return Err(malformed(format!("Op{o:?} needs OpCapability Groups")))
+            }
             S::GroupAll => group(GroupOp::All, false)?,
             S::GroupAny => group(GroupOp::Any, false)?,
             S::GroupBroadcast => group(GroupOp::Broadcast, false)?,
@@ -607,6 +622,12 @@ impl Decoder {
     /// A pipe instruction: every operand an id, the group forms' scope a constant
     /// Workgroup (2) or Subgroup (3).
     fn pipe(&self, inst: &dr::Instruction, op: PipeOp) -> Result<Op, CompileError> {
+        if !self.m.capabilities.contains(&spirv::Capability::Pipes) {
+            return Err(malformed(format!(
+                "Op{:?} needs OpCapability Pipes",
+                inst.class.opcode
+            )));
+        }
         let args = ids_from(inst, 0)?;
         if args.len() != op.operand_count() {
             return Err(malformed(format!(
