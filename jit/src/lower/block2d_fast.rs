@@ -7,8 +7,10 @@
 //! The data movement comes from [`crate::block2d::lane_sources`] (the helper's own
 //! mapping as a table): plain loads and stores, where each lane holds `c`-byte chunks
 //! of the rows, move 16-byte row vectors and transpose `16/c` x `16/c` tiles of chunks
-//! in registers (interleave shuffles); other shapes (transform, transpose) copy runs
-//! of contiguous bytes, at most 16 at a time.
+//! in registers (interleave shuffles); a transform first interleaves the pieces of 2
+//! or 4 rows into each chunk row. Other shapes (transposed loads, transforms whose
+//! pieces are not contiguous at some sub-group sizes) copy runs of contiguous bytes,
+//! at most 16 at a time.
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 
