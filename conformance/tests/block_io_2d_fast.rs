@@ -549,3 +549,50 @@ kernel void k(global uchar* surf, int width, int height, int pitch, global uint*
         }
     }
 }
+
+/// work_group_broadcast of a private element a block read filled (a work-group
+/// collective, never a deferred sub-group load), with two sub-groups.
+#[test]
+fn work_group_broadcast_of_a_private_element() {
+    let w = 16;
+    let Some(ctx) = context(w) else {
+        return;
+    };
+    let src = "
+__attribute__((intel_reqd_sub_group_size(16)))
+kernel void k(global uchar* surf, int width, int height, int pitch, global uint* out,
+              global const uint* js) {
+    uint d[16];
+    intel_sub_group_2d_block_read_32b_16r16x1c((global void*)surf, width, height, pitch,
+                                               (int2)(4, 3), d);
+    uint j = js[0], r = js[1];
+    uint x = d[r];
+    out[get_local_id(0)] = work_group_broadcast(x, j) + sub_group_broadcast(d[r], j % 16);
+}
+";
+    let Ok(program) = ctx.try_build(src, "-cl-std=CL3.0") else {
+        return; // no work-group collective functions
+    };
+    let surf = surface_bytes();
+    let surf_buf = ctx.buffer_from(&surf);
+    let el = |r: usize, c: usize| {
+        let o = (3 + r) * PITCH + (4 + c) * 4;
+        u32::from_le_bytes([surf[o], surf[o + 1], surf[o + 2], surf[o + 3]])
+    };
+    for (j, r) in [(0u32, 0u32), (21, 3), (31, 15)] {
+        let js = ctx.buffer_from(&[j, r]);
+        let out = ctx.buffer_zeroed::<u32>(2 * w);
+        let k = program.kernel("k");
+        k.arg_buffer(0, &surf_buf)
+            .arg(1, WIDTH as i32)
+            .arg(2, HEIGHT as i32)
+            .arg(3, PITCH as i32)
+            .arg_buffer(4, &out)
+            .arg_buffer(5, &js);
+        ctx.run(&k, &[2 * w], Some(&[2 * w]));
+        let got: Vec<u32> = ctx.read(&out, 2 * w);
+        let (j, r) = (j as usize, r as usize);
+        let want = el(r, j % 16).wrapping_mul(2);
+        assert_eq!(got, vec![want; 2 * w], "j={j} r={r}");
+    }
+}

@@ -143,6 +143,33 @@ const CLANG_UNKNOWN: &[&str] = &[
     "cl_intel_subgroup_2d_block_io",
 ];
 
+/// Extensions whose `#pragma OPENCL EXTENSION` clang-22 honours (in every OpenCL C
+/// version the device accepts). Every other reported extension's pragma is one clang
+/// ignores with a warning, so the build removes it ([`quiet_pragma`]).
+const CLANG_PRAGMA: &[&str] = &[
+    "cl_khr_byte_addressable_store",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics",
+    "cl_khr_local_int32_extended_atomics",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "cl_khr_fp16",
+    "cl_khr_fp64",
+    "cl_intel_subgroups",
+    "cl_intel_subgroups_char",
+    "cl_intel_subgroups_short",
+    "cl_intel_subgroups_long",
+];
+
+/// Whether `#pragma OPENCL EXTENSION name : enable|disable` is taken out of the source
+/// before clang reads it: `name` is reported and clang-22 would only warn about it
+/// (unknown to clang, known without a pragma, or `cl_khr_subgroups` before OpenCL C
+/// 2.0).
+pub fn quiet_pragma(name: &str) -> bool {
+    has_extension(name) && !CLANG_PRAGMA.contains(&name)
+}
+
 /// Whether the device reports the OpenCL C feature `name` (`__opencl_c_...`).
 pub fn has_feature(name: &str) -> bool {
     OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)

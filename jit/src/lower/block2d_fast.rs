@@ -7,8 +7,10 @@
 //! The data movement comes from [`crate::block2d::lane_sources`] (the helper's own
 //! mapping as a table): plain loads and stores, where each lane holds `c`-byte chunks
 //! of the rows, move 16-byte row vectors and transpose `16/c` x `16/c` tiles of chunks
-//! in registers (interleave shuffles); other shapes (transform, transpose) copy runs
-//! of contiguous bytes, at most 16 at a time.
+//! in registers (interleave shuffles); a transform first interleaves the pieces of 2
+//! or 4 rows into each chunk row. Other shapes (transposed loads, transforms whose
+//! pieces are not contiguous at some sub-group sizes) copy runs of contiguous bytes,
+//! at most 16 at a time.
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 
@@ -21,7 +23,8 @@ use crate::spirv::{Block2dKind, Block2dShape};
 const MAX_MOVES: usize = 1024;
 
 /// One tile: lanes `l0 .. l0 + n` and `m` (of `n`) chunk rows from private offset
-/// `priv_off`; `src[s]` is where chunk row `s` of the tile lies in the block.
+/// `priv_off`; `src[s * f + p]` is where piece `p` (of `f`) of chunk row `s` lies in
+/// the block (a transform interleaves `f` rows' pieces).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Tile {
     pub l0: u32,
@@ -42,9 +45,11 @@ pub(super) struct Run {
 /// How an operation moves its data inline.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Plan {
-    /// Tiles of chunks of `c` bytes (`16 / c` lanes by `16 / c` chunk rows).
+    /// Tiles of chunks of `c` bytes (`16 / c` lanes by `16 / c` chunk rows), each
+    /// chunk row made of `f` interleaved pieces.
     Tiles {
         c: u32,
+        f: u32,
         tiles: Vec<Tile>,
     },
     Runs(Vec<Run>),
@@ -64,21 +69,25 @@ pub(super) fn plan(shape: &Block2dShape, w: usize) -> Option<Plan> {
     (runs.len() <= MAX_MOVES).then_some(Plan::Runs(runs))
 }
 
-/// The tiled plan of a plain load or store, when every tile's chunk rows are
-/// contiguous in one block row (or padding).
+/// The tiled plan of a plain load or store (or a transform, whose chunk rows
+/// interleave `f` block rows), when every piece of a tile's chunk rows is contiguous
+/// in one block row (or padding).
 fn tiles(shape: &Block2dShape, w: usize, src: &[Vec<ByteSource>]) -> Option<Plan> {
-    if !matches!(shape.kind, Block2dKind::Load | Block2dKind::Store) {
-        return None;
-    }
+    let f = match shape.kind {
+        Block2dKind::Load | Block2dKind::Store => 1,
+        Block2dKind::LoadTransform => 4 / shape.esize as usize,
+        _ => return None,
+    };
     let (rows, cols_p, me) = lane_matrix(shape);
     let c = if cols_p >= w { cols_p / w * me } else { me };
     if !matches!(c, 1 | 2 | 4 | 8) {
         return None;
     }
     let n = 16 / c;
-    if !w.is_multiple_of(n) {
+    if !w.is_multiple_of(n) || !c.is_multiple_of(f) {
         return None;
     }
+    let u = c / f;
     let pb = lane_elems(rows, cols_p, w) * me;
     let chunk_rows = pb / c;
     let mut out = Vec::new();
@@ -89,23 +98,25 @@ fn tiles(shape: &Block2dShape, w: usize, src: &[Vec<ByteSource>]) -> Option<Plan
                 return None;
             }
             for l0 in (0..w).step_by(n) {
-                let mut tsrc = Vec::with_capacity(n);
+                let mut tsrc = Vec::with_capacity(n * f);
                 for s in 0..n {
-                    if s >= m {
-                        tsrc.push(None);
-                        continue;
-                    }
-                    let o = b * pb + (i0 + s) * c;
-                    let first = src[l0][o];
-                    for t in 0..n {
-                        for k in 0..c {
-                            let want = first.map(|(r, cb)| (r, cb + (t * c + k) as u32));
-                            if src[l0 + t][o + k] != want {
-                                return None;
+                    for p in 0..f {
+                        if s >= m {
+                            tsrc.push(None);
+                            continue;
+                        }
+                        let o = b * pb + (i0 + s) * c + p * u;
+                        let first = src[l0][o];
+                        for t in 0..n {
+                            for k in 0..u {
+                                let want = first.map(|(r, cb)| (r, cb + (t * u + k) as u32));
+                                if src[l0 + t][o + k] != want {
+                                    return None;
+                                }
                             }
                         }
+                        tsrc.push(first);
                     }
-                    tsrc.push(first);
                 }
                 out.push(Tile {
                     l0: l0 as u32,
@@ -118,6 +129,7 @@ fn tiles(shape: &Block2dShape, w: usize, src: &[Vec<ByteSource>]) -> Option<Plan
     }
     Some(Plan::Tiles {
         c: c as u32,
+        f: f as u32,
         tiles: out,
     })
 }
@@ -322,8 +334,8 @@ impl Tr<'_, '_> {
                     }
                 }
             }
-            Plan::Tiles { c, tiles } => {
-                let c = *c as usize;
+            Plan::Tiles { c, f, tiles } => {
+                let (c, f) = (*c as usize, *f as usize);
                 let n = 16 / c;
                 for tile in tiles {
                     let bytes = tile.m * c as u32;
@@ -343,18 +355,23 @@ impl Tr<'_, '_> {
                         }
                     } else {
                         let mut zero = None;
-                        let ins: Vec<Value> = tile
+                        let piece = (16 / f) as u32;
+                        let pieces: Vec<Value> = tile
                             .src
                             .iter()
                             .map(|src| match src {
                                 Some((br, cb)) => {
                                     let a = row(self, *br);
-                                    self.b.ins().load(types::I8X16, surf, a, *cb as i32)
+                                    self.load_partial(surf, a, *cb as i32, piece)
                                 }
                                 None => *zero.get_or_insert_with(|| {
                                     self.vconst_bytes(types::I8X16, vec![0; 16])
                                 }),
                             })
+                            .collect();
+                        let ins: Vec<Value> = pieces
+                            .chunks(f)
+                            .map(|ps| self.interleave_pieces(ps.to_vec(), c / f))
                             .collect();
                         let outs = self.transpose_chunks(ins, c);
                         for (t, v) in outs.into_iter().enumerate() {
@@ -365,6 +382,25 @@ impl Tr<'_, '_> {
                 }
             }
         }
+    }
+
+    /// The chunk row whose chunks interleave the units of `u` bytes of `pieces`
+    /// (each in the low bytes of its vector): pairs interleaved, then pairs of pairs.
+    fn interleave_pieces(&mut self, mut pieces: Vec<Value>, mut u: usize) -> Value {
+        while pieces.len() > 1 {
+            let lo = self
+                .b
+                .func
+                .dfg
+                .immediates
+                .push(interleave_mask(u, false).to_vec().into());
+            pieces = pieces
+                .chunks(2)
+                .map(|p| self.b.ins().shuffle(p[0], p[1], lo))
+                .collect();
+            u *= 2;
+        }
+        pieces[0]
     }
 
     /// Transposes `v.len()` x `v.len()` chunks of `c` bytes (`v.len() * c` = 16):
@@ -515,6 +551,10 @@ mod tests {
                     assert!(p.is_none());
                     continue;
                 }
+                if w == 16 && shape.kind != LoadTranspose {
+                    // Plain loads/stores and transforms at sub-group size 16: tiles.
+                    assert!(matches!(p, Some(Plan::Tiles { .. })), "{shape:?}");
+                }
                 let src = lane_sources(&shape, w);
                 let n = lane_bytes(&shape, w);
                 // What each private byte receives (loads), or each block byte (stores).
@@ -525,8 +565,9 @@ mod tests {
                 };
                 match p {
                     None => {
-                        // Only the 8-bit transforms are too big to inline.
+                        // Only some 8-bit transforms are too big to inline.
                         assert_eq!((shape.kind, shape.esize), (LoadTransform, 1));
+                        assert_ne!(w, 16, "{shape:?}");
                         continue;
                     }
                     Some(Plan::Runs(runs)) => {
@@ -539,17 +580,19 @@ mod tests {
                             }
                         }
                     }
-                    Some(Plan::Tiles { c, tiles }) => {
-                        let c = c as usize;
-                        let nn = 16 / c;
+                    Some(Plan::Tiles { c, f, tiles }) => {
+                        let (c, f) = (c as usize, f as usize);
+                        let (nn, u) = (16 / c, c / f);
                         for tile in tiles {
                             for t in 0..nn {
                                 for s in 0..tile.m as usize {
-                                    for k in 0..c {
-                                        let bs = tile.src[s]
-                                            .map(|(br, cb)| (br, cb + (t * c + k) as u32));
-                                        let o = tile.priv_off as usize + s * c + k;
-                                        put(tile.l0 as usize + t, o, bs);
+                                    for p in 0..f {
+                                        for k in 0..u {
+                                            let bs = tile.src[s * f + p]
+                                                .map(|(br, cb)| (br, cb + (t * u + k) as u32));
+                                            let o = tile.priv_off as usize + s * c + p * u + k;
+                                            put(tile.l0 as usize + t, o, bs);
+                                        }
                                     }
                                 }
                             }

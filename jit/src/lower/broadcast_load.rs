@@ -17,11 +17,12 @@ use crate::spirv::{GroupOp, Id, Op, Storage, Terminator, Type};
 use crate::CompileError;
 
 /// The loads of `f` that may be deferred to their broadcast (`ptr_storage` gives the
-/// storage class of a pointer id, when known).
+/// storage class of a pointer id, when known; `sub_group` tells a sub-group scope).
 pub fn broadcast_loads(
     f: &FlatFunction,
     ptr_storage: impl Fn(Id) -> Option<Storage>,
     is_pointer: impl Fn(Id) -> bool,
+    sub_group: impl Fn(Id) -> bool,
 ) -> HashSet<Id> {
     let mut uses: std::collections::HashMap<Id, u32> = std::collections::HashMap::new();
     for b in &f.blocks {
@@ -48,10 +49,11 @@ pub fn broadcast_loads(
                 match &j.op {
                     Op::Group {
                         op: GroupOp::Broadcast | GroupOp::Shuffle,
+                        scope,
                         args,
                         ..
                     } if args.first() == Some(&r) => {
-                        if args.get(1) != Some(&r) {
+                        if args.get(1) != Some(&r) && sub_group(*scope) {
                             out.insert(r);
                         }
                         break;
@@ -100,7 +102,8 @@ impl Tr<'_, '_> {
                 .and_then(|t| self.m.ty(t).ok())
                 .is_some_and(|t| matches!(t, Type::Pointer { .. }))
         };
-        self.broadcast_loads = broadcast_loads(self.f, storage, is_ptr);
+        let sub_group = |scope: Id| self.scope_value(scope).is_ok_and(|s| s == 3);
+        self.broadcast_loads = broadcast_loads(self.f, storage, is_ptr, sub_group);
     }
 
     /// Whether the load of `res` is deferred to its broadcast (then recorded).
@@ -156,6 +159,15 @@ impl Tr<'_, '_> {
             }
         }
         self.emit_deferred(value, ptr, lty, align)
+    }
+
+    /// Emits the deferred load of `id`, if any (for a use other than the broadcast
+    /// it was deferred to: never expected, but then it reads what it would have).
+    pub fn flush_deferred(&mut self, id: Id) -> Result<(), CompileError> {
+        if let Some((ptr, lty, align)) = self.deferred_loads.remove(&id) {
+            self.emit_deferred(id, ptr, lty, align)?;
+        }
+        Ok(())
     }
 
     fn emit_deferred(

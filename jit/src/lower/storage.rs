@@ -237,6 +237,9 @@ impl Tr<'_, '_> {
     /// defines it (when lanes leave that loop at different times) each lane's own
     /// value from the iteration it left in.
     pub fn get(&mut self, id: Id) -> Result<Val, CompileError> {
+        if !self.deferred_loads.is_empty() {
+            self.flush_deferred(id)?;
+        }
         if let (Some(cb), Some(st)) = (self.cur_block, self.body_state.as_ref()) {
             if let Some((l, accs, elems)) = st.liveout.get(&id) {
                 if !self.cfg.in_loop(*l, cb) {

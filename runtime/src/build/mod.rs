@@ -36,6 +36,7 @@ mod local_retype;
 mod memo;
 mod options;
 mod pch;
+mod pragmas;
 mod split;
 
 use std::ffi::OsString;
@@ -483,6 +484,7 @@ impl Frontend {
         args.extend(["-x", "cl", "-o", "-", "-"].map(OsString::from));
 
         let started = std::time::Instant::now();
+        let source = pragmas::quiet_extension_pragmas(source);
         let run = clang::run(&self.clang, &args, source.as_bytes()).map_err(|err| {
             SourceBuildError::ClangNotFound(format!("cannot run {}: {err}", self.clang.display()))
         })?;
@@ -542,6 +544,7 @@ impl Frontend {
                 }
             })
             .collect();
+        let source = pragmas::quiet_extension_pragmas(source);
         let run = clang::run(&self.clang, &to_ir, source.as_bytes())
             .map_err(|err| failed("source to IR", err.to_string()))?;
         if !run.success {
