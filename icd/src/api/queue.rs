@@ -19,6 +19,8 @@ fn create_queue(
     array: Vec<cl_queue_properties>,
     size: Option<u64>,
 ) -> CLResult<cl_command_queue> {
+    // clCreateCommandQueue (no property list) cannot create on-device queues.
+    let host_only = array.is_empty() && size.is_none();
     let ctx = get::<Context>(context)?;
     let dev = get::<Device>(device)?;
     if !ctx.has_device(&dev) {
@@ -35,7 +37,7 @@ fn create_queue(
         return Err(CL_INVALID_VALUE);
     }
     if properties & CL_QUEUE_ON_DEVICE != 0 {
-        if !device_enqueue_supported() {
+        if host_only || !device_enqueue_supported() {
             return Err(CL_INVALID_QUEUE_PROPERTIES);
         }
         // On-device queues are out-of-order only: anything else is an invalid value
@@ -69,10 +71,6 @@ cl_entry! {
         properties: cl_command_queue_properties;
         errcode_ret
     ) -> cl_command_queue {
-        if properties & CL_QUEUE_ON_DEVICE != 0 {
-            // clCreateCommandQueue cannot create on-device queues.
-            return Err(CL_INVALID_QUEUE_PROPERTIES);
-        }
         create_queue(context, device, properties, Vec::new(), None)
     }
 }
