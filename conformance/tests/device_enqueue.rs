@@ -25,7 +25,13 @@ extern "C" {
 }
 
 /// The test context, or `None` (skipped) when the device has no device-side enqueue.
+/// On cranecl the feature is an opt-in (`CRANECL_DEVICE_ENQUEUE=1`; `make test` runs
+/// this file a second time with it, and `device_enqueue_is_claimed_exactly_when_enabled`
+/// checks the default).
 fn setup() -> Option<DeviceContext> {
+    if testing_cranecl() && std::env::var("CRANECL_DEVICE_ENQUEUE").as_deref() != Ok("1") {
+        return None;
+    }
     let dc = DeviceContext::new();
     let features = device_info_bytes(dc.device, CL_DEVICE_OPENCL_C_FEATURES).unwrap_or_default();
     let names = String::from_utf8_lossy(&features);
@@ -433,4 +439,39 @@ fn no_default_queue_fails_the_enqueue() {
     assert_eq!(got[64], -102);
     assert!(got[..4].iter().all(|&v| v == 0));
     drop(dc);
+}
+
+/// cranecl claims device-side enqueue only with `CRANECL_DEVICE_ENQUEUE=1` (SPIR-V's
+/// own `OpEnqueueKernel` family is not lowered yet); without it the device reports no
+/// on-device queues, refuses them, and a kernel calling `enqueue_kernel` fails to
+/// build with a log.
+#[test]
+fn device_enqueue_is_claimed_exactly_when_enabled() {
+    let dc = DeviceContext::new();
+    if !testing_cranecl() {
+        return;
+    }
+    let on = std::env::var("CRANECL_DEVICE_ENQUEUE").as_deref() == Ok("1");
+    let caps: u64 = device_info(dc.device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES).unwrap();
+    assert_eq!(
+        caps != 0,
+        on,
+        "CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES {caps:#x}"
+    );
+    let features = device_info_bytes(dc.device, CL_DEVICE_OPENCL_C_FEATURES).unwrap();
+    assert_eq!(String::from_utf8_lossy(&features).contains(FEATURE), on);
+    if on {
+        return;
+    }
+    let bits = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+    assert_eq!(
+        code(try_queue(&dc, &[CL_QUEUE_PROPERTIES as cl_ulong, bits])),
+        CL_INVALID_QUEUE_PROPERTIES
+    );
+    let src = "kernel void p(global int *a) {\n\
+               enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL,\n\
+               ndrange_1D(1), ^{ a[0] = 1; });\n}\n";
+    let failure = dc.try_build(src, "-cl-std=CL3.0").map(|_| ()).unwrap_err();
+    assert_eq!(failure.code, CL_BUILD_PROGRAM_FAILURE);
+    assert!(failure.log.contains("enqueue_kernel"), "{}", failure.log);
 }

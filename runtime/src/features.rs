@@ -71,7 +71,34 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_async_work_group_copy_fence", (1, 0, 0)),
 ];
 
-/// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports.
+/// Device-side enqueue, claimed only with `CRANECL_DEVICE_ENQUEUE=1` (see
+/// [`device_enqueue_enabled`]).
+pub const DEVICE_ENQUEUE_FEATURE: (&str, (u32, u32, u32)) =
+    ("__opencl_c_device_enqueue", (3, 0, 0));
+
+/// Whether device-side enqueue is claimed. It works for OpenCL C source (built through
+/// LLVM IR by `build::device_enqueue`, run by `runtime::device_enqueue`), but the jit
+/// does not lower SPIR-V's own `OpEnqueueKernel` family, and a device that claims
+/// device enqueue and takes SPIR-V must accept the `DeviceEnqueue` capability's
+/// instructions (OpenCL 3.0; CTS api `spirv_query_requirements`). Until it does, the
+/// feature is an opt-in: `CRANECL_DEVICE_ENQUEUE=1`, read once per process.
+pub fn device_enqueue_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("CRANECL_DEVICE_ENQUEUE").is_some_and(|v| v == "1"))
+}
+
+/// Every OpenCL C 3.0 optional feature the device claims: [`OPENCL_C_FEATURES`] and,
+/// when enabled, [`DEVICE_ENQUEUE_FEATURE`].
+pub fn opencl_c_features() -> Vec<(&'static str, (u32, u32, u32))> {
+    let mut all = OPENCL_C_FEATURES.to_vec();
+    if device_enqueue_enabled() {
+        all.push(DEVICE_ENQUEUE_FEATURE);
+    }
+    all
+}
+
+/// `(name, version)` of every OpenCL C 3.0 optional feature the compiler supports
+/// (device-side enqueue apart: [`opencl_c_features`]).
 pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     ("__opencl_c_int64", (3, 0, 0)),
     ("__opencl_c_fp64", (3, 0, 0)),
@@ -93,9 +120,6 @@ pub const OPENCL_C_FEATURES: &[(&str, (u32, u32, u32))] = &[
     // Pipe objects (runtime memory.rs) over a lock-free ring (jit pipe.rs); every pipe
     // built-in, work-group and sub-group reservations included (jit lower/pipe.rs).
     ("__opencl_c_pipes", (3, 0, 0)),
-    // Device-side enqueue: built through LLVM IR (build::device_enqueue), run by
-    // runtime::device_enqueue.
-    ("__opencl_c_device_enqueue", (3, 0, 0)),
     // cl_ext_float_atomics (no half: cl_khr_fp16 atomics are not implemented).
     ("__opencl_c_ext_fp32_global_atomic_add", (1, 0, 0)),
     ("__opencl_c_ext_fp32_local_atomic_add", (1, 0, 0)),
@@ -172,7 +196,7 @@ pub fn quiet_pragma(name: &str) -> bool {
 
 /// Whether the device reports the OpenCL C feature `name` (`__opencl_c_...`).
 pub fn has_feature(name: &str) -> bool {
-    OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)
+    opencl_c_features().iter().any(|(n, _)| *n == name)
 }
 
 /// Whether the device reports the extension `name`.
@@ -430,7 +454,7 @@ pub fn clang_feature_args() -> Vec<String> {
     let names = EXTENSIONS
         .iter()
         .map(|(n, _)| *n)
-        .chain(OPENCL_C_FEATURES.iter().map(|(n, _)| *n))
+        .chain(opencl_c_features().into_iter().map(|(n, _)| n))
         .filter(|n| !HOST_API_ONLY.contains(n));
     let (unknown, known): (Vec<&str>, Vec<&str>) = names.partition(|n| CLANG_UNKNOWN.contains(n));
     let list: Vec<String> = std::iter::once("-all".to_string())
@@ -455,8 +479,8 @@ mod tests {
         let mut parts = ext.split(',');
         assert_eq!(parts.next(), Some("-all"), "everything off first");
         let on: Vec<&str> = parts.map(|p| p.strip_prefix('+').expect("+name")).collect();
-        for (name, _) in OPENCL_C_FEATURES {
-            assert!(on.contains(name), "{name}");
+        for (name, _) in opencl_c_features() {
+            assert!(on.contains(&name), "{name}");
         }
         for (name, _) in EXTENSIONS {
             let language = !HOST_API_ONLY.contains(name);
@@ -470,7 +494,7 @@ mod tests {
         }
         assert_eq!(
             on.len(),
-            OPENCL_C_FEATURES.len() + EXTENSIONS.len()
+            opencl_c_features().len() + EXTENSIONS.len()
                 - HOST_API_ONLY.len()
                 - EXTENSIONS
                     .iter()

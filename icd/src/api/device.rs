@@ -318,7 +318,7 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
                 .map(|(a, b, c)| name_version("OpenCL C", make_version(*a, *b, *c)))
                 .collect::<Vec<_>>(),
         ),
-        CL_DEVICE_OPENCL_C_FEATURES => out.array(&versions(features::OPENCL_C_FEATURES)),
+        CL_DEVICE_OPENCL_C_FEATURES => out.array(&versions(&features::opencl_c_features())),
         CL_DEVICE_EXTENSIONS => out.string(&extension_names()),
         CL_DEVICE_EXTENSIONS_WITH_VERSION => out.array(&versions(features::EXTENSIONS)),
         CL_DEVICE_IL_VERSION => out.string(&il_version),
