@@ -37,7 +37,7 @@ fn copies_on_either_side_of_the_fence_see_each_other() {
     if !require(ctx.has_extension(EXT), EXT) {
         return;
     }
-    let program = ctx.build(SRC, "-cl-std=CL3.0");
+    let program = ctx.build(SRC, "-cl-std=CL3.0 -Werror");
     let (groups, local, n) = (5usize, 32usize, 100usize);
 
     let k = program.kernel("import_after_export");
