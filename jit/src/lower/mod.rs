@@ -33,6 +33,7 @@ mod printf;
 mod state;
 mod storage;
 pub(crate) mod value;
+mod vmath;
 mod wide;
 
 use std::collections::HashMap;
