@@ -28,6 +28,35 @@ pub(super) fn horner<const F: bool, const N: usize>(z: f64, c: &[f64; N]) -> f64
     p
 }
 
+/// Estrin evaluation of the same polynomial (N = 4, 8 or 12; written out, since a
+/// generic loop defeats LLVM's vectorisation of the lane loop): pairs `c[2i] + c[2i+1]
+/// x`, then pairs of those with `x^2`, ...: depth 2 to 4 instead of N - 1. One call of
+/// a routine is a single dependency chain per register, so its latency is what a
+/// sub-group waits for.
+#[inline(always)]
+pub(super) fn estrin<const F: bool, const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let pair = |i: usize| mad::<F>(c[i + 1], x, c[i]);
+    let x2 = x * x;
+    match N {
+        4 => mad::<F>(pair(2), x2, pair(0)),
+        8 => {
+            let x4 = x2 * x2;
+            let lo = mad::<F>(pair(2), x2, pair(0));
+            let hi = mad::<F>(pair(6), x2, pair(4));
+            mad::<F>(hi, x4, lo)
+        }
+        12 => {
+            let x4 = x2 * x2;
+            let x8 = x4 * x4;
+            let q0 = mad::<F>(pair(2), x2, pair(0));
+            let q1 = mad::<F>(pair(6), x2, pair(4));
+            let q2 = mad::<F>(pair(10), x2, pair(8));
+            mad::<F>(q2, x8, mad::<F>(q1, x4, q0))
+        }
+        _ => horner::<F, N>(x, c),
+    }
+}
+
 /// 1.5 * 2^52: adding and subtracting it rounds an `f64` below 2^51 to an integer
 /// (ties to even); the low bits of the sum are that integer in two's complement.
 pub(super) const MAGIC: f64 = 6_755_399_441_055_744.0;
@@ -55,27 +84,33 @@ pub(super) fn exp2<const F: bool>(t: f64) -> f64 {
     let k = t + MAGIC;
     let n = k - MAGIC;
     let f = t - n; // exact, |f| <= 1/2
-    let p = horner::<F, 8>(f, &EXP2_C);
+    let p = estrin::<F, 8>(f, &EXP2_C);
     // n is in [-200, 200]: 2^n is a normal f64.
     let ni = (k.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
     p * f64::from_bits((ni.wrapping_add(1023) as u64) << 52)
 }
 
-/// `2 atanh(s) / s - 1` for `|s| <= 0.1716` (s^2 <= 0.0295) as a polynomial in s^2:
-/// `2 (z/3 + z^2/5 + ... + z^7/15)`; omitted terms below 2^-39 relative.
-const LN_C: [f64; 7] = [
-    2.0 / 3.0,
-    2.0 / 5.0,
-    2.0 / 7.0,
-    2.0 / 9.0,
-    2.0 / 11.0,
-    2.0 / 13.0,
-    2.0 / 15.0,
+/// `(ln(1 + t) - t) / t^2` on `t` in [sqrt(1/2) - 1, sqrt(2) - 1], degree 11, fitted
+/// (Lawson-weighted least squares toward minimax) so that `t + t^2 Q(t)` has relative
+/// error 2^-35.4: no division, unlike the `atanh` series.
+const LN_Q: [f64; 12] = [
+    -0.500_000_000_075_553_3,
+    0.333_333_341_072_184_6,
+    -0.249_999_970_296_763_05,
+    0.199_998_925_668_038_29,
+    -0.166_668_143_263_482_56,
+    0.142_906_953_171_975_74,
+    -0.124_999_881_664_245_67,
+    0.110_095_554_839_927_97,
+    -0.099_002_890_186_479_86,
+    0.099_942_070_185_007_66,
+    -0.099_785_502_706_218_08,
+    0.055_058_236_442_405_25,
 ];
 
 /// `(e, ln m)` with `x = 2^e m`, `m` in [sqrt(1/2), sqrt(2)), for a positive finite
 /// `f32` `x` (subnormals included: they are normal as `f64`). `ln m` is accurate to
-/// about 2^-39 relative; `e` is an exact integer.
+/// about 2^-35 relative; `e` is an exact integer.
 #[inline(always)]
 pub(super) fn log_parts<const F: bool>(x: f32) -> (f64, f64) {
     let b = f64::from(x).to_bits();
@@ -85,15 +120,8 @@ pub(super) fn log_parts<const F: bool>(x: f32) -> (f64, f64) {
     let big = m > std::f64::consts::SQRT_2;
     let m = if big { m * 0.5 } else { m };
     let e = eb - if big { 1022.0 } else { 1023.0 };
-    // 1 / (m + 1): an f32 division (a quarter of the cost of an f64 one) refined by one
-    // Newton step in f64, relative error (2^-24)^2.
-    let d = m + 1.0;
-    let r0 = f64::from(1.0f32 / d as f32);
-    let inv = r0 * mad::<F>(-d, r0, 2.0);
-    let s = (m - 1.0) * inv;
-    let z = s * s;
-    let p = horner::<F, 7>(z, &LN_C);
-    (e, mad::<F>(s * z, p, 2.0 * s))
+    let t = m - 1.0; // exact
+    (e, mad::<F>(t * t, estrin::<F, 12>(t, &LN_Q), t))
 }
 
 /// `sin` and `cos` of `|r| <= pi/4 (1 + 2^-20)`: `r + r^3 S(r^2)` and `1 + r^2 C(r^2)`,
@@ -114,8 +142,8 @@ pub(super) fn sin_cos_poly<const F: bool>(r: f64) -> (f64, f64) {
         2.438_338_074_552_985_8e-5,
     ];
     let z = r * r;
-    let s = mad::<F>(r * z, horner::<F, 4>(z, &S), r);
-    let c = mad::<F>(z, horner::<F, 4>(z, &C), 1.0);
+    let s = mad::<F>(r * z, estrin::<F, 4>(z, &S), r);
+    let c = mad::<F>(z, estrin::<F, 4>(z, &C), 1.0);
     (s, c)
 }
 

@@ -2,7 +2,7 @@
 
 use std::f64::consts::LOG2_E;
 
-use super::core::{exp2, horner, mad};
+use super::core::{estrin, exp2, horner, mad};
 use super::Unary;
 use crate::builtins::float::f32fns;
 
@@ -38,7 +38,7 @@ impl Unary for Tanh {
         let u = 2.0 * a;
         // expm1(u): the series below 1.1 (no cancellation near 0), e^u - 1 above (e^u
         // >= 3: the subtraction loses under 2 bits); then one division.
-        let series = mad::<F>(u * u, horner::<F, 12>(u, &EXPM1_C), u);
+        let series = mad::<F>(u * u, estrin::<F, 12>(u, &EXPM1_C), u);
         let em = if a < 0.55 {
             series
         } else {
