@@ -43,6 +43,7 @@ mod int;
 mod precise;
 #[cfg(test)]
 mod tests;
+pub mod vmath;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -185,7 +186,9 @@ pub fn convert(
 
 /// Every symbol, to register with the JIT builder (cranelift_jit::JITBuilder::symbol).
 pub fn all_symbols() -> Vec<(&'static str, *const u8)> {
-    table().symbols.clone()
+    let mut v = table().symbols.clone();
+    v.extend(vmath::symbols());
+    v
 }
 
 /// The lookup table, built once.

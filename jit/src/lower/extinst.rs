@@ -184,6 +184,9 @@ impl Tr<'_, '_> {
         if let Some(v) = self.ext_inline(op, &vals, &elems)? {
             return Ok(Some(Val { leaves: v, elems }));
         }
+        if let Some(v) = self.vmath(op, &vals, &elems)? {
+            return Ok(Some(Val { leaves: v, elems }));
+        }
         // Geometric functions on vectors.
         if matches!(op, C::length | C::distance | C::normalize) && vals[0].elems.len() > 1 {
             return Ok(Some(self.geometric_call(op, opcode, &vals, elems)?));

@@ -37,6 +37,7 @@ mod printf;
 mod state;
 mod storage;
 pub(crate) mod value;
+mod vmath;
 mod wide;
 
 use std::collections::HashMap;

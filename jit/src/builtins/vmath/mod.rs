@@ -1,0 +1,380 @@
+//! Vector `f32` OpenCL.std math: one call evaluates a function for every lane of a
+//! sub-group (and every component of an OpenCL vector) at once.
+//!
+//! Design. The lane model used to call the scalar library once per lane; for the hot
+//! transcendental functions this was most of a math kernel's time. Here each function
+//! is a branch-free `f64` evaluation of one lane ([`core`]: Cody-Waite reduction,
+//! short polynomials, exponent bit tricks), looped over blocks of 8 lanes so that LLVM
+//! vectorises it, and compiled three times (`#[target_feature]`: AVX-512F, AVX2 + FMA,
+//! baseline SSE2), picked at run time for the host. Computing an `f32` result in `f64`
+//! and rounding once keeps every function within about 0.5 ulp (far inside the OpenCL
+//! limits, so `half_*`/`native_*` use the same code) and treats subnormal operands and
+//! results exactly as the scalar library does (as numbers: no flushing). Lanes outside a
+//! function's easy range (huge trigonometric arguments, NaN, the special operands of
+//! `log`/`pow`, ...) are recomputed by the scalar function, which owns the special
+//! values, so precision never regresses and special cases stay exact.
+//!
+//! Why vector Rust rather than inline Cranelift IR: Cranelift's x86 back end has only
+//! 128-bit vectors and no `f64` <-> `i64` lane conversions, while these routines run on
+//! 256/512-bit registers; the rare-lane fallback is plain Rust; and the code is tested
+//! directly against references (`tests.rs`). The cost is one call per sub-group and
+//! function plus a store/load of the lanes through a stack slot (`lower::vmath`).
+//!
+//! ABI of every routine: `extern "C" fn(a: *const f32, b: *const f32, out: *mut f32,
+//! n: usize)`: `n` lanes of the operands (`b` ignored by unary functions) in, `n` results
+//! out; `out` does not overlap the operands.
+
+mod core;
+mod explog;
+mod hyper;
+#[cfg(test)]
+mod tests;
+mod trig;
+
+use super::ClOp;
+
+/// Lanes per block: one 256-bit register of `f32`, two (or one 512-bit) of `f64`.
+const B: usize = 8;
+
+/// A one-operand function: `fast` is valid where `easy` holds; `slow` everywhere.
+pub(crate) trait Unary {
+    fn easy(x: f32) -> bool;
+    fn fast<const F: bool>(x: f32) -> f32;
+    fn slow(x: f32) -> f32;
+}
+
+/// A two-operand function, as [`Unary`].
+pub(crate) trait Binary {
+    fn easy(x: f32, y: f32) -> bool;
+    fn fast<const F: bool>(x: f32, y: f32) -> f32;
+    fn slow(x: f32, y: f32) -> f32;
+}
+
+/// Reads up to `B` lanes from `p + i` (the rest 1.0, an easy operand of every function).
+///
+/// # Safety
+/// `p + i .. p + i + m` must be readable.
+#[inline(always)]
+unsafe fn load(p: *const f32, i: usize, m: usize) -> [f32; B] {
+    if m == B {
+        // Two 16-byte loads on x86-64: the generated code has just stored the lanes as
+        // 16-byte chunks, and one 32-byte load of two such stores misses store-to-load
+        // forwarding (measured: the most expensive instruction of a call).
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_loadu_ps, _mm_storeu_ps};
+            let mut x = [0.0f32; B];
+            // SAFETY: the caller guarantees B readable lanes at p + i; x has B lanes.
+            unsafe {
+                let lo = _mm_loadu_ps(p.add(i));
+                let hi = _mm_loadu_ps(p.add(i + 4));
+                _mm_storeu_ps(x.as_mut_ptr(), lo);
+                _mm_storeu_ps(x.as_mut_ptr().add(4), hi);
+            }
+            return x;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        // SAFETY: the caller guarantees B readable lanes at p + i.
+        return unsafe { p.add(i).cast::<[f32; B]>().read_unaligned() };
+    }
+    let mut x = [1.0f32; B];
+    for (j, v) in x.iter_mut().enumerate().take(m) {
+        // SAFETY: j < m lanes at p + i are readable.
+        *v = unsafe { p.add(i + j).read() };
+    }
+    x
+}
+
+/// Writes the first `m` lanes of `r` to `p + i`.
+///
+/// # Safety
+/// `p + i .. p + i + m` must be writable.
+#[inline(always)]
+unsafe fn store(p: *mut f32, i: usize, m: usize, r: &[f32; B]) {
+    if m == B {
+        // SAFETY: the caller guarantees B writable lanes at p + i.
+        unsafe { p.add(i).cast::<[f32; B]>().write_unaligned(*r) };
+        return;
+    }
+    for (j, v) in r.iter().enumerate().take(m) {
+        // SAFETY: j < m lanes at p + i are writable.
+        unsafe { p.add(i + j).write(*v) };
+    }
+}
+
+/// Unary driver: the fast path for every block, the scalar path for its hard lanes.
+///
+/// # Safety
+/// `a` readable and `out` writable for `n` lanes.
+#[inline(always)]
+unsafe fn run1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, n: usize) {
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(B);
+        // SAFETY: m lanes at a + i are inside the caller's n.
+        let x = unsafe { load(a, i, m) };
+        let mut r = [0.0f32; B];
+        let mut ok = true;
+        for j in 0..B {
+            r[j] = T::fast::<F>(x[j]);
+            ok &= T::easy(x[j]);
+        }
+        if !ok {
+            for j in 0..m {
+                if !T::easy(x[j]) {
+                    r[j] = T::slow(x[j]);
+                }
+            }
+        }
+        // SAFETY: m lanes at out + i are inside the caller's n.
+        unsafe { store(out, i, m, &r) };
+        i += B;
+    }
+}
+
+/// Binary driver, as [`run1`].
+///
+/// # Safety
+/// `a`, `b` readable and `out` writable for `n` lanes.
+#[inline(always)]
+unsafe fn run2<T: Binary, const F: bool>(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(B);
+        // SAFETY: m lanes at a + i and b + i are inside the caller's n.
+        let (x, y) = unsafe { (load(a, i, m), load(b, i, m)) };
+        let mut r = [0.0f32; B];
+        let mut ok = true;
+        for j in 0..B {
+            r[j] = T::fast::<F>(x[j], y[j]);
+            ok &= T::easy(x[j], y[j]);
+        }
+        if !ok {
+            for j in 0..m {
+                if !T::easy(x[j], y[j]) {
+                    r[j] = T::slow(x[j], y[j]);
+                }
+            }
+        }
+        // SAFETY: m lanes at out + i are inside the caller's n.
+        unsafe { store(out, i, m, &r) };
+        i += B;
+    }
+}
+
+/// The instruction-set level of this host, detected once.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Base,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+/// The level to use: the host's best, or lower with `CRANECL_VMATH_ISA=base|avx2` (to
+/// test and measure the other compilations).
+fn level() -> Level {
+    let cap = std::env::var("CRANECL_VMATH_ISA").unwrap_or_default();
+    if cap == "base" {
+        return Level::Base;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        if avx2 && cap == "avx2" {
+            return Level::Avx2;
+        }
+        if avx2 && is_x86_feature_detected!("avx512f") {
+            return Level::Avx512;
+        }
+        if avx2 {
+            return Level::Avx2;
+        }
+    }
+    Level::Base
+}
+
+/// The three compilations of a routine, one of which [`symbols`] registers.
+#[derive(Clone, Copy)]
+struct Variants {
+    base: VFn,
+    #[cfg(target_arch = "x86_64")]
+    avx2: VFn,
+    #[cfg(target_arch = "x86_64")]
+    avx512: VFn,
+}
+
+impl Variants {
+    /// The best compilation this host runs.
+    fn best(&self) -> VFn {
+        match level() {
+            Level::Base => self.base,
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx2 => self.avx2,
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx512 => self.avx512,
+        }
+    }
+}
+
+/// Defines the three compilations of a routine as a module with [`Variants`] `V`;
+/// `$run` is [`run1`] or [`run2`] (the unary ones ignore `b`).
+macro_rules! routine {
+    ($m:ident, $t:ty, $run:ident) => {
+        mod $m {
+            use super::*;
+            /// # Safety
+            /// The module doc's ABI.
+            unsafe extern "C" fn base(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+                // SAFETY: forwarded from the ABI contract.
+                unsafe { $run!($t, false, a, b, out, n) }
+            }
+            /// # Safety
+            /// The module doc's ABI, on a host with AVX2 and FMA.
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            unsafe extern "C" fn avx2(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+                // SAFETY: forwarded from the ABI contract.
+                unsafe { $run!($t, true, a, b, out, n) }
+            }
+            /// # Safety
+            /// The module doc's ABI, on a host with AVX-512F, AVX2 and FMA.
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe extern "C" fn avx512(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+                // SAFETY: forwarded from the ABI contract.
+                unsafe { $run!($t, true, a, b, out, n) }
+            }
+            pub(super) const V: Variants = Variants {
+                base,
+                #[cfg(target_arch = "x86_64")]
+                avx2,
+                #[cfg(target_arch = "x86_64")]
+                avx512,
+            };
+        }
+    };
+}
+
+macro_rules! un {
+    ($t:ty, $f:expr, $a:expr, $b:expr, $out:expr, $n:expr) => {{
+        let _ = $b;
+        run1::<$t, $f>($a, $out, $n)
+    }};
+}
+macro_rules! bin {
+    ($t:ty, $f:expr, $a:expr, $b:expr, $out:expr, $n:expr) => {
+        run2::<$t, $f>($a, $b, $out, $n)
+    };
+}
+
+routine!(vsin, trig::Sin, un);
+routine!(vcos, trig::Cos, un);
+routine!(vtan, trig::Tan, un);
+routine!(vexp, explog::Exp, un);
+routine!(vexp2, explog::Exp2, un);
+routine!(vexp10, explog::Exp10, un);
+routine!(vlog, explog::Log, un);
+routine!(vlog2, explog::Log2, un);
+routine!(vlog10, explog::Log10, un);
+routine!(vtanh, hyper::Tanh, un);
+routine!(verf, hyper::Erf, un);
+routine!(vpow, explog::Pow, bin);
+routine!(vpowr, explog::Powr, bin);
+
+/// A vector routine (see the module doc for its ABI).
+pub type VFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
+
+/// Every routine: (symbol, function, operand count, the opcodes it implements). The
+/// `half_*`/`native_*` forms share the full-precision routine.
+const TABLE: &[(&str, Variants, usize, &[ClOp])] = &[
+    (
+        "cranecl_vsin_f32",
+        vsin::V,
+        1,
+        &[ClOp::sin, ClOp::half_sin, ClOp::native_sin],
+    ),
+    (
+        "cranecl_vcos_f32",
+        vcos::V,
+        1,
+        &[ClOp::cos, ClOp::half_cos, ClOp::native_cos],
+    ),
+    (
+        "cranecl_vtan_f32",
+        vtan::V,
+        1,
+        &[ClOp::tan, ClOp::half_tan, ClOp::native_tan],
+    ),
+    (
+        "cranecl_vexp_f32",
+        vexp::V,
+        1,
+        &[ClOp::exp, ClOp::half_exp, ClOp::native_exp],
+    ),
+    (
+        "cranecl_vexp2_f32",
+        vexp2::V,
+        1,
+        &[ClOp::exp2, ClOp::half_exp2, ClOp::native_exp2],
+    ),
+    (
+        "cranecl_vexp10_f32",
+        vexp10::V,
+        1,
+        &[ClOp::exp10, ClOp::half_exp10, ClOp::native_exp10],
+    ),
+    (
+        "cranecl_vlog_f32",
+        vlog::V,
+        1,
+        &[ClOp::log, ClOp::half_log, ClOp::native_log],
+    ),
+    (
+        "cranecl_vlog2_f32",
+        vlog2::V,
+        1,
+        &[ClOp::log2, ClOp::half_log2, ClOp::native_log2],
+    ),
+    (
+        "cranecl_vlog10_f32",
+        vlog10::V,
+        1,
+        &[ClOp::log10, ClOp::half_log10, ClOp::native_log10],
+    ),
+    ("cranecl_vtanh_f32", vtanh::V, 1, &[ClOp::tanh]),
+    ("cranecl_verf_f32", verf::V, 1, &[ClOp::erf]),
+    ("cranecl_vpow_f32", vpow::V, 2, &[ClOp::pow]),
+    (
+        "cranecl_vpowr_f32",
+        vpowr::V,
+        2,
+        &[ClOp::powr, ClOp::half_powr, ClOp::native_powr],
+    ),
+];
+
+/// The vector routine for an `f32` OpenCL.std opcode: (symbol, operand count).
+pub fn lookup(opcode: u32) -> Option<(&'static str, usize)> {
+    TABLE
+        .iter()
+        .find(|(_, _, _, ops)| ops.iter().any(|o| *o as u32 == opcode))
+        .map(|(s, _, n, _)| (*s, *n))
+}
+
+/// The routine of `symbol` for this host (tests call the routines through this).
+pub fn routine(symbol: &str) -> Option<VFn> {
+    TABLE
+        .iter()
+        .find(|(s, ..)| *s == symbol)
+        .map(|(_, v, ..)| v.best())
+}
+
+/// Every routine's symbol, for the JIT builder: the best compilation for this host,
+/// chosen once here rather than at each call.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    TABLE
+        .iter()
+        .map(|(s, v, _, _)| (*s, v.best() as *const u8))
+        .collect()
+}

@@ -1,0 +1,467 @@
+//! ULP checks of the vector routines against `f64` references (the `f64` libm, within
+//! an `f64` ulp: 2^-29 of an `f32` ulp), on seeded random operands over every exponent
+//! and over each function's working range, through the run-time dispatched entries and
+//! through both fused and unfused compilations of the lane code; special operands are
+//! compared bit for bit with the scalar library. `exhaustive_*` (ignored) sweeps all
+//! `f32` operands: `cargo test -p cranecl-jit --release vmath -- --ignored`.
+
+use super::*;
+
+/// xorshift64*: a reproducible operand stream.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn bits(&mut self) -> f32 {
+        f32::from_bits(self.next() as u32)
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * u
+    }
+}
+
+/// The error of `got` in `f32` ulps of the reference `want` (0 if both are the same
+/// NaN-ness/infinity, infinite if they disagree on it).
+fn ulps(got: f32, want: f64) -> f64 {
+    if want.is_nan() {
+        return if got.is_nan() { 0.0 } else { f64::INFINITY };
+    }
+    if got.is_nan() {
+        return f64::INFINITY;
+    }
+    if got.is_infinite() {
+        // Correct when the reference rounds to infinity (at or past MAX + half an ulp).
+        let past = want.abs() >= 2f64.powi(128) - 2f64.powi(103);
+        if past && f64::from(got.signum()) == want.signum() {
+            return 0.0;
+        }
+        // An overflow to infinity counts as 2^128 (one ulp past f32::MAX's binade).
+        let g = f64::from(got.signum()) * 2f64.powi(128);
+        return (g - want).abs() / 2f64.powi(104);
+    }
+    if want.abs() >= 2f64.powi(128) {
+        return f64::INFINITY;
+    }
+    let a = want.abs();
+    let e = if a < 2f64.powi(-126) {
+        -126
+    } else {
+        (a.log2().floor() as i32).min(127)
+    };
+    (f64::from(got) - want).abs() / 2f64.powi(e - 23)
+}
+
+/// The routine the JIT registers under `cranecl_<name>`.
+fn entry(name: &str) -> VFn {
+    routine(&format!("cranecl_{name}")).expect("a routine of the table")
+}
+
+type Run1 = unsafe fn(*const f32, *mut f32, usize);
+type Run2 = unsafe fn(*const f32, *const f32, *mut f32, usize);
+
+fn eval1(entry: VFn, xs: &[f32]) -> Vec<f32> {
+    let mut out = vec![0.0f32; xs.len()];
+    // SAFETY: xs and out hold xs.len() lanes each.
+    unsafe { entry(xs.as_ptr(), xs.as_ptr(), out.as_mut_ptr(), xs.len()) };
+    out
+}
+
+fn eval_run1(run: Run1, xs: &[f32]) -> Vec<f32> {
+    let mut out = vec![0.0f32; xs.len()];
+    // SAFETY: as above.
+    unsafe { run(xs.as_ptr(), out.as_mut_ptr(), xs.len()) };
+    out
+}
+
+/// Operands: random bits (every exponent and the special values), the working range
+/// `lo..hi`, and a fixed list of special operands.
+fn operands1(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    let mut r = Rng(seed);
+    let mut v: Vec<f32> = SPECIAL.to_vec();
+    for i in 0..n {
+        v.push(if i % 2 == 0 {
+            r.bits()
+        } else {
+            r.range(lo, hi)
+        });
+    }
+    // A multiple of 4 lanes, as the code generator passes.
+    while !v.len().is_multiple_of(4) {
+        v.push(0.5);
+    }
+    v
+}
+
+const SPECIAL: [f32; 20] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    2.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    f32::MIN_POSITIVE,
+    -f32::MIN_POSITIVE,
+    1.0e-45,
+    -1.0e-45,
+    f32::MAX,
+    f32::MIN,
+    TRIG_MAX_F,
+    -TRIG_MAX_F,
+    std::f32::consts::FRAC_PI_2,
+    std::f32::consts::PI,
+    88.72,
+];
+const TRIG_MAX_F: f32 = core::TRIG_MAX;
+
+fn check1(
+    name: &str,
+    entry: VFn,
+    runs: [Run1; 2],
+    slow: fn(f32) -> f32,
+    reference: fn(f64) -> f64,
+    range: (f32, f32),
+    limit: f64,
+) {
+    let xs = operands1(0x5eed ^ name.len() as u64, 100_000, range.0, range.1);
+    let mut results = vec![eval1(entry, &xs)];
+    for r in runs {
+        results.push(eval_run1(r, &xs));
+    }
+    for got in &results {
+        let mut worst = (0.0f64, 0.0f32);
+        for (x, g) in xs.iter().zip(got) {
+            let e = ulps(*g, reference(f64::from(*x)));
+            if e.is_nan() || e > worst.0 {
+                worst = (e, *x);
+            }
+        }
+        println!("{name}: worst {} ulp at {:e}", worst.0, worst.1);
+        assert!(
+            worst.0 <= limit,
+            "{name}({:e}) = {:e}: {} ulp (reference {:e})",
+            worst.1,
+            got[xs
+                .iter()
+                .position(|x| x.to_bits() == worst.1.to_bits())
+                .unwrap()],
+            worst.0,
+            reference(f64::from(worst.1))
+        );
+        for x in SPECIAL {
+            let g = got[xs.iter().position(|y| y.to_bits() == x.to_bits()).unwrap()];
+            let s = slow(x);
+            if s.is_nan() || s.is_infinite() || s == 0.0 || s.abs() == 1.0 {
+                assert!(
+                    g.to_bits() == s.to_bits() || (g.is_nan() && s.is_nan()),
+                    "{name}({x:e}) = {g:e}, the scalar library gives {s:e}"
+                );
+            }
+        }
+    }
+}
+
+macro_rules! unary_test {
+    ($test:ident, $entry:ident, $t:ty, $reference:expr, $range:expr, $limit:expr) => {
+        #[test]
+        fn $test() {
+            check1(
+                stringify!($entry),
+                entry(stringify!($entry)),
+                [run1::<$t, true>, run1::<$t, false>],
+                <$t>::slow,
+                $reference,
+                $range,
+                $limit,
+            );
+        }
+    };
+}
+
+// The limits asserted are 1 ulp (the OpenCL ones are 3 to 16): the f64 evaluation
+// should give about 0.5.
+unary_test!(
+    vmath_sin,
+    vsin_f32,
+    trig::Sin,
+    f64::sin,
+    (-100.0, 100.0),
+    1.0
+);
+unary_test!(
+    vmath_cos,
+    vcos_f32,
+    trig::Cos,
+    f64::cos,
+    (-100.0, 100.0),
+    1.0
+);
+unary_test!(
+    vmath_tan,
+    vtan_f32,
+    trig::Tan,
+    f64::tan,
+    (-100.0, 100.0),
+    1.0
+);
+unary_test!(
+    vmath_exp,
+    vexp_f32,
+    explog::Exp,
+    f64::exp,
+    (-104.0, 89.0),
+    1.0
+);
+unary_test!(
+    vmath_exp2,
+    vexp2_f32,
+    explog::Exp2,
+    f64::exp2,
+    (-150.0, 128.0),
+    1.0
+);
+unary_test!(
+    vmath_exp10,
+    vexp10_f32,
+    explog::Exp10,
+    |x| 10f64.powf(x),
+    (-46.0, 39.0),
+    1.0
+);
+unary_test!(vmath_log, vlog_f32, explog::Log, f64::ln, (0.0, 4.0), 1.0);
+unary_test!(
+    vmath_log2,
+    vlog2_f32,
+    explog::Log2,
+    f64::log2,
+    (0.0, 4.0),
+    1.0
+);
+unary_test!(
+    vmath_log10,
+    vlog10_f32,
+    explog::Log10,
+    f64::log10,
+    (0.0, 4.0),
+    1.0
+);
+unary_test!(
+    vmath_tanh,
+    vtanh_f32,
+    hyper::Tanh,
+    f64::tanh,
+    (-10.0, 10.0),
+    1.0
+);
+unary_test!(vmath_erf, verf_f32, hyper::Erf, libm::erf, (-4.0, 4.0), 1.0);
+
+fn check2(name: &str, entry: VFn, runs: [Run2; 2], slow: fn(f32, f32) -> f32, limit: f64) {
+    let mut r = Rng(0x90 ^ name.len() as u64);
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for a in SPECIAL {
+        for b in SPECIAL {
+            xs.push(a);
+            ys.push(b);
+        }
+    }
+    for i in 0..200_000 {
+        let (x, y) = match i % 4 {
+            0 => (r.bits(), r.bits()),
+            1 => (r.range(0.0, 8.0), r.range(-30.0, 30.0)),
+            2 => (r.bits().abs(), r.range(-4.0, 4.0)),
+            _ => (r.range(0.5, 2.0), r.bits()),
+        };
+        xs.push(x);
+        ys.push(y);
+    }
+    let mut results = Vec::new();
+    let mut out = vec![0.0f32; xs.len()];
+    // SAFETY: xs, ys and out hold xs.len() lanes each.
+    unsafe { entry(xs.as_ptr(), ys.as_ptr(), out.as_mut_ptr(), xs.len()) };
+    results.push(out.clone());
+    for run in runs {
+        // SAFETY: as above.
+        unsafe { run(xs.as_ptr(), ys.as_ptr(), out.as_mut_ptr(), xs.len()) };
+        results.push(out.clone());
+    }
+    for got in &results {
+        for i in 0..xs.len() {
+            let (x, y, g) = (xs[i], ys[i], got[i]);
+            let s = slow(x, y);
+            if s.is_nan() || s.is_infinite() || s == 0.0 || s.abs() == 1.0 {
+                // Special values (and exact results) as the scalar library gives them.
+                assert!(
+                    g.to_bits() == s.to_bits() || (g.is_nan() && s.is_nan()),
+                    "{name}({x:e}, {y:e}) = {g:e}, the scalar library gives {s:e}"
+                );
+            } else {
+                let e = ulps(g, f64::from(x).powf(f64::from(y)));
+                assert!(e <= limit, "{name}({x:e}, {y:e}) = {g:e}: {e} ulp");
+            }
+        }
+    }
+}
+
+#[test]
+fn vmath_pow() {
+    check2(
+        "pow",
+        entry("vpow_f32"),
+        [run2::<explog::Pow, true>, run2::<explog::Pow, false>],
+        explog::Pow::slow,
+        1.0,
+    );
+}
+
+#[test]
+fn vmath_powr() {
+    check2(
+        "powr",
+        entry("vpowr_f32"),
+        [run2::<explog::Powr, true>, run2::<explog::Powr, false>],
+        explog::Powr::slow,
+        1.0,
+    );
+}
+
+#[test]
+fn vmath_table_is_consistent() {
+    let syms = symbols();
+    for (i, (s, _)) in syms.iter().enumerate() {
+        assert!(syms[i + 1..].iter().all(|(t, _)| t != s), "{s} twice");
+    }
+    assert_eq!(lookup(ClOp::sin as u32), Some(("cranecl_vsin_f32", 1)));
+    assert_eq!(lookup(ClOp::pow as u32), Some(("cranecl_vpow_f32", 2)));
+    assert_eq!(lookup(ClOp::sinh as u32), None);
+}
+
+/// Every `f32` operand (or every `CRANECL_VMATH_STEP`-th bit pattern) of each unary
+/// routine against its `f64` reference; prints the worst error.
+#[test]
+#[ignore]
+fn exhaustive_unary() {
+    let step: u64 = std::env::var("CRANECL_VMATH_STEP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let only = std::env::var("CRANECL_VMATH_ONLY").ok();
+    type Case = (&'static str, VFn, fn(f64) -> f64, f64);
+    let fns: [Case; 11] = [
+        ("sin", entry("vsin_f32"), f64::sin, 4.0),
+        ("cos", entry("vcos_f32"), f64::cos, 4.0),
+        ("tan", entry("vtan_f32"), f64::tan, 5.0),
+        ("exp", entry("vexp_f32"), f64::exp, 3.0),
+        ("exp2", entry("vexp2_f32"), f64::exp2, 3.0),
+        ("exp10", entry("vexp10_f32"), |x| 10f64.powf(x), 3.0),
+        ("log", entry("vlog_f32"), f64::ln, 3.0),
+        ("log2", entry("vlog2_f32"), f64::log2, 3.0),
+        ("log10", entry("vlog10_f32"), f64::log10, 3.0),
+        ("tanh", entry("vtanh_f32"), f64::tanh, 5.0),
+        ("erf", entry("verf_f32"), libm::erf, 16.0),
+    ];
+    for (name, f, reference, limit) in fns {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let mut worst = (0.0f64, 0u32);
+        let mut xs = Vec::with_capacity(1 << 16);
+        let mut bits = 0u64;
+        while bits < 1 << 32 {
+            xs.clear();
+            while xs.len() < 1 << 16 && bits < 1 << 32 {
+                xs.push(f32::from_bits(bits as u32));
+                bits += step;
+            }
+            while !xs.len().is_multiple_of(4) {
+                xs.push(1.0);
+            }
+            let got = eval1(f, &xs);
+            for (x, g) in xs.iter().zip(&got) {
+                let e = ulps(*g, reference(f64::from(*x)));
+                if e.is_nan() || e > worst.0 {
+                    worst = (e, x.to_bits());
+                }
+            }
+        }
+        println!(
+            "{name}: worst {} ulp at {:e}",
+            worst.0,
+            f32::from_bits(worst.1)
+        );
+        assert!(worst.0 <= limit, "{name}: {} ulp", worst.0);
+    }
+}
+
+/// Nanoseconds per lane of each routine called on 8-lane blocks (a sub-group of 8), as
+/// the generated code calls them.
+#[test]
+#[ignore]
+fn bench_routines() {
+    let xs: Vec<f32> = (0..8).map(|i| 0.3 + i as f32 * 0.9).collect();
+    let ys = [1.5f32; 8];
+    let mut out = [0.0f32; 8];
+    let fns: [(&str, VFn); 5] = [
+        ("sin", entry("vsin_f32")),
+        ("exp", entry("vexp_f32")),
+        ("log", entry("vlog_f32")),
+        ("pow", entry("vpow_f32")),
+        ("tanh", entry("vtanh_f32")),
+    ];
+    for (name, f) in fns {
+        // The best of 30 short runs: the machine is shared.
+        let iters = 50_000;
+        let mut best = f64::INFINITY;
+        for _ in 0..30 {
+            let t = std::time::Instant::now();
+            for _ in 0..iters {
+                // SAFETY: 8 lanes each.
+                unsafe {
+                    f(
+                        std::hint::black_box(xs.as_ptr()),
+                        ys.as_ptr(),
+                        out.as_mut_ptr(),
+                        8,
+                    )
+                };
+                std::hint::black_box(&out);
+            }
+            best = best.min(t.elapsed().as_nanos() as f64 / (iters * 8) as f64);
+        }
+        println!("{name}: {best:.2} ns/lane");
+    }
+}
+
+/// As the generated code runs them: 4M lanes streamed through 8-lane calls.
+#[test]
+#[ignore]
+fn bench_stream() {
+    let n = 1 << 22;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 8000) as f32 * 0.001).collect();
+    let mut ys = vec![0.0f32; n];
+    for name in ["vsin_f32", "vexp_f32", "vpow_f32"] {
+        let f = entry(name);
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            for (x, y) in xs.chunks_exact(8).zip(ys.chunks_exact_mut(8)) {
+                let mut buf = [0.0f32; 24];
+                buf[..8].copy_from_slice(std::hint::black_box(x));
+                buf[8..16].fill(1.5);
+                let p = buf.as_mut_ptr();
+                // SAFETY: 8 lanes each, out (p + 16) apart from the operands.
+                unsafe { f(p, p.add(8), p.add(16), 8) };
+                y.copy_from_slice(&buf[16..]);
+            }
+            best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
+        }
+        println!("{name}: {best:.2} ns/lane streamed");
+    }
+}
