@@ -130,3 +130,79 @@ fn every_integer_pair_plain_and_saturating() {
         &failures[..failures.len().min(12)]
     );
 }
+
+/// `convert_float(float)` and `convert_double(double)` with every rounding suffix
+/// (clang-22 emits a same-width OpFConvert for them): the value unchanged, NaN
+/// payload aside, for ordinary, subnormal, infinite and NaN inputs.
+#[test]
+fn same_type_float_conversions_copy_the_value() {
+    let ctx = DeviceContext::new();
+    let src = r#"
+kernel void f(global const float *a, global float *o) {
+    size_t i = get_global_id(0);
+    o[5 * i] = convert_float(a[i]);
+    o[5 * i + 1] = convert_float_rte(a[i]);
+    o[5 * i + 2] = convert_float_rtz(a[i]);
+    o[5 * i + 3] = convert_float_rtp(a[i]);
+    o[5 * i + 4] = convert_float4_rtn((float4)(a[i])).w;
+}
+kernel void d(global const double *a, global double *o) {
+    size_t i = get_global_id(0);
+    o[2 * i] = convert_double(a[i]);
+    o[2 * i + 1] = convert_double_rtz(a[i]);
+}
+"#;
+    let program = ctx.build(src, "-cl-std=CL3.0");
+    let input: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        1.5,
+        -3.25e7,
+        1e-40,
+        -1e-45,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        0.1,
+        7.0,
+        -2.5,
+        1e30,
+        123.456,
+    ];
+    let n = input.len();
+    let inb = ctx.buffer_from(&input);
+    let out = ctx.buffer_zeroed::<f32>(5 * n);
+    let k = program.kernel("f");
+    k.arg_buffer(0, &inb).arg_buffer(1, &out);
+    ctx.run(&k, &[n], None);
+    let got = ctx.read::<f32>(&out, 5 * n);
+    for (i, x) in input.iter().enumerate() {
+        for j in 0..5 {
+            let y = got[5 * i + j];
+            assert!(
+                (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits(),
+                "input {x:e} form {j}: {y:e}"
+            );
+        }
+    }
+    if ctx.has_extension("cl_khr_fp64") {
+        let input: Vec<f64> = input.iter().map(|&x| f64::from(x) * 1.000_000_1).collect();
+        let inb = ctx.buffer_from(&input);
+        let out = ctx.buffer_zeroed::<f64>(2 * n);
+        let k = program.kernel("d");
+        k.arg_buffer(0, &inb).arg_buffer(1, &out);
+        ctx.run(&k, &[n], None);
+        let got = ctx.read::<f64>(&out, 2 * n);
+        for (i, x) in input.iter().enumerate() {
+            for j in 0..2 {
+                let y = got[2 * i + j];
+                assert!(
+                    (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits(),
+                    "{x:e}: {y:e}"
+                );
+            }
+        }
+    }
+}
