@@ -471,22 +471,9 @@ impl Session {
             return CLK_INVALID_EVENT_WAIT_LIST;
         }
         let mut st = self.state.lock();
-        let wait = match wait_events(&st, wait_list, nevents) {
-            Ok(w) => w,
+        let (wait, event) = match self.admit(&mut st, wait_list, nevents, event_ret) {
+            Ok(x) => x,
             Err(e) => return e,
-        };
-        if st.pending.len() >= self.capacity {
-            return CLK_DEVICE_QUEUE_FULL;
-        }
-        let event = if event_ret != 0 {
-            let Some(e) = new_event(&mut st, 2, false) else {
-                return CLK_EVENT_ALLOCATION_FAILURE;
-            };
-            // SAFETY: `event_ret` points at a clk_event_t of the kernel.
-            unsafe { (event_ret as *mut u64).write_unaligned(e) };
-            Some(e)
-        } else {
-            None
         };
         st.pending.push(Child {
             launch: None,
@@ -563,23 +550,9 @@ impl Session {
             return CLK_INVALID_ARG_SIZE;
         }
         let mut st = self.state.lock();
-        let wait = match wait_events(&st, wait_list, nevents) {
-            Ok(w) => w,
+        let (wait, event) = match self.admit(&mut st, wait_list, nevents, event_ret) {
+            Ok(x) => x,
             Err(e) => return e,
-        };
-        if st.pending.len() >= self.capacity {
-            return CLK_DEVICE_QUEUE_FULL;
-        }
-        let event = if event_ret != 0 {
-            // One reference for the kernel, one for the command.
-            let Some(e) = new_event(&mut st, 2, false) else {
-                return CLK_EVENT_ALLOCATION_FAILURE;
-            };
-            // SAFETY: `event_ret` points at a clk_event_t of the kernel.
-            unsafe { (event_ret as *mut u64).write_unaligned(e) };
-            Some(e)
-        } else {
-            None
         };
         st.pending.push(Child {
             launch: Some(Launch {
@@ -610,6 +583,32 @@ fn max_wg_size(info: &cranecl_jit::KernelInfo) -> usize {
             .saturating_mul(info.sub_group_width as usize)
             .min(MAX_WORK_GROUP_SIZE),
         (None, None) => MAX_WORK_GROUP_SIZE,
+    }
+}
+
+impl Session {
+    /// What every command enqueued from a kernel needs before it is recorded: its wait
+    /// list checked, room in the device queue, and (when `event_ret` is not 0) a new
+    /// event written back to the kernel, with one reference for the kernel and one for
+    /// the command.
+    fn admit(
+        &self,
+        st: &mut State,
+        wait_list: u64,
+        nevents: usize,
+        event_ret: u64,
+    ) -> Result<(Vec<u64>, Option<u64>), i32> {
+        let wait = wait_events(st, wait_list, nevents)?;
+        if st.pending.len() >= self.capacity {
+            return Err(CLK_DEVICE_QUEUE_FULL);
+        }
+        if event_ret == 0 {
+            return Ok((wait, None));
+        }
+        let e = new_event(st, 2, false).ok_or(CLK_EVENT_ALLOCATION_FAILURE)?;
+        // SAFETY: `event_ret` points at a clk_event_t of the kernel.
+        unsafe { (event_ret as *mut u64).write_unaligned(e) };
+        Ok((wait, Some(e)))
     }
 }
 
