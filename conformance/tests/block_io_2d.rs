@@ -11,60 +11,16 @@
 use cranecl_conformance::sys::CL_INVALID_VALUE;
 use cranecl_conformance::*;
 
+#[path = "common/block2d_model.rs"]
+mod model;
+use model::*;
+
 /// The sub-group size the extension requires.
 const W: usize = 16;
 /// The surface: bytes per row, rows, bytes from row to row.
 const WIDTH: usize = 96;
 const HEIGHT: usize = 40;
 const PITCH: usize = 128;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Read,
-    Transform,
-    Transpose,
-    Write,
-    Prefetch,
-}
-
-/// One built-in: element bits, block rows and columns, block count.
-#[derive(Clone, Copy, Debug)]
-struct Func {
-    kind: Kind,
-    bits: usize,
-    rows: usize,
-    cols: usize,
-    count: usize,
-}
-
-impl Func {
-    fn name(&self) -> String {
-        let k = match self.kind {
-            Kind::Read => "read",
-            Kind::Transform => "read_transform",
-            Kind::Transpose => "read_transpose",
-            Kind::Write => "write",
-            Kind::Prefetch => "prefetch",
-        };
-        format!(
-            "intel_sub_group_2d_block_{k}_{}b_{}r{}x{}c",
-            self.bits, self.rows, self.cols, self.count
-        )
-    }
-
-    fn esize(&self) -> usize {
-        self.bits / 8
-    }
-
-    /// The pointee type of the private pointer in the prototype, and its size.
-    fn ctype(&self) -> (&'static str, usize) {
-        match (self.kind, self.bits, self.cols) {
-            (Kind::Transform | Kind::Transpose, _, _) | (_, 32, _) => ("uint", 4),
-            (_, 16, _) | (_, 8, 32) => ("ushort", 2),
-            _ => ("uchar", 1),
-        }
-    }
-}
 
 const ALL_ROWS: [usize; 6] = [1, 2, 4, 8, 16, 32];
 
@@ -129,78 +85,10 @@ fn functions(kind: Kind) -> Vec<Func> {
     v
 }
 
-/// One lane element: per packed component, the block-relative (row, column) it
-/// comes from, or None for padding (zero).
-type Cell = Vec<Option<(usize, usize)>>;
-
-/// The spec's assignment of a padded matrix (`nrows` rows, `padded` columns, a power
-/// of two) to the lanes, row by row: a row as wide as the sub-group gives each lane
-/// one element; narrower rows go to successive sets of lanes; a wider row gives each
-/// lane consecutive elements. Lower columns go to lower lanes.
-fn distribute(nrows: usize, padded: usize, cell: impl Fn(usize, usize) -> Cell) -> Vec<Vec<Cell>> {
-    let mut lanes = vec![Vec::new(); W];
-    for r in 0..nrows {
-        if padded == W {
-            for (l, lane) in lanes.iter_mut().enumerate() {
-                lane.push(cell(r, l));
-            }
-        } else if padded < W {
-            let first = (r % (W / padded)) * padded;
-            for c in 0..padded {
-                lanes[first + c].push(cell(r, c));
-            }
-        } else {
-            let per = padded / W;
-            for (l, lane) in lanes.iter_mut().enumerate() {
-                for j in 0..per {
-                    lane.push(cell(r, l * per + j));
-                }
-            }
-        }
-    }
-    lanes
-}
-
-/// Per lane, per element of one block: its cell, or None where the spec leaves the
-/// lane's value undefined (a lane set that receives no row).
-fn block_cells(f: &Func) -> Vec<Vec<Option<Cell>>> {
-    let (bw, bh) = (f.cols, f.rows);
-    let lanes = match f.kind {
-        Kind::Transform => {
-            let per = 4 / f.esize();
-            distribute(bh.div_ceil(per), bw.next_power_of_two(), |s, c| {
-                (0..per)
-                    .map(|k| (c < bw && s * per + k < bh).then_some((s * per + k, c)))
-                    .collect()
-            })
-        }
-        Kind::Transpose => distribute(bw, bh.next_power_of_two(), |r, c| {
-            vec![(c < bh).then_some((c, r))]
-        }),
-        _ => distribute(bh, bw.next_power_of_two(), |r, c| {
-            vec![(c < bw).then_some((r, c))]
-        }),
-    };
-    let n = lanes.iter().map(Vec::len).max().unwrap_or(0);
-    lanes
-        .into_iter()
-        .map(|l| {
-            let mut v: Vec<Option<Cell>> = l.into_iter().map(Some).collect();
-            v.resize(n, None);
-            v
-        })
-        .collect()
-}
-
 /// Bytes one lane reads or writes.
 fn lane_bytes(f: &Func) -> usize {
-    let cells = block_cells(f);
-    let me = if f.kind == Kind::Transform {
-        4
-    } else {
-        f.esize()
-    };
-    cells[0].len() * me * f.count
+    let cells = block_cells(f, W);
+    cells[0].len() * f.lane_elem() * f.count
 }
 
 /// Byte offset of element (row, col) in the surface, if it is inside.
@@ -213,15 +101,14 @@ fn inside(row: i64, col: i64, esize: usize, width: usize, height: usize) -> Opti
 /// The expected bytes of lane `l` of a read at (x, y): None where undefined.
 fn expected_read(f: &Func, surf: &[u8], x: i64, y: i64, l: usize) -> Vec<Option<u8>> {
     let e = f.esize();
-    let cells = block_cells(f);
+    let cells = block_cells(f, W);
     let mut out = Vec::new();
     for b in 0..f.count {
         let x0 = x + (b * f.cols) as i64;
         for cell in &cells[l] {
             let parts = match cell {
                 None => {
-                    let me = if f.kind == Kind::Transform { 4 / e } else { 1 };
-                    out.extend(std::iter::repeat_n(None, me * e));
+                    out.extend(std::iter::repeat_n(None, f.lane_elem()));
                     continue;
                 }
                 Some(c) => c,
@@ -271,12 +158,6 @@ fn positions(f: &Func) -> Vec<[i32; 2]> {
     v
 }
 
-fn surface_bytes() -> Vec<u8> {
-    (0..HEIGHT * PITCH)
-        .map(|i| ((i * 131 + 7) % 251 + 1) as u8)
-        .collect()
-}
-
 fn available(ctx: &DeviceContext) -> bool {
     require(
         ctx.has_extension("cl_intel_subgroup_2d_block_io") && ctx.sub_group_sizes().contains(&W),
@@ -317,7 +198,7 @@ fn check_reads(kind: Kind) {
     }
     let funcs = functions(kind);
     let program = ctx.build(&read_source(&funcs), OPTS);
-    let surf = surface_bytes();
+    let surf = surface_bytes(HEIGHT * PITCH);
     let surf_buf = ctx.buffer_from(&surf);
     for f in &funcs {
         let (_, ts) = f.ctype();
@@ -376,12 +257,6 @@ fn transpose_reads_every_function_at_every_edge() {
     check_reads(Kind::Transpose);
 }
 
-/// The bytes lane `l` of sub-group `g` writes (`value` in the kernel).
-fn write_value(g: usize, l: usize, i: usize) -> u32 {
-    let h = ((g * 977 + l * 131 + i * 17 + 1) as u32).wrapping_mul(2654435761);
-    h ^ (h >> 15)
-}
-
 /// Rows between two sub-groups' surfaces (and before the first), never written.
 const GAP_ROWS: usize = 2;
 const REGION: usize = (HEIGHT + GAP_ROWS) * PITCH;
@@ -435,7 +310,7 @@ kernel void k_{name}(global uchar* buf, int width, int height, int pitch,
         ctx.run(&k, &[pos.len() * W], Some(&[W]));
         let got: Vec<u8> = ctx.read(&buf, len);
         let mut want = init.clone();
-        let cells = block_cells(f);
+        let cells = block_cells(f, W);
         for (g, [x, y]) in pos.iter().enumerate() {
             let base = GAP_ROWS * PITCH + g * REGION;
             for (l, lane_cells) in cells.iter().enumerate() {
@@ -493,7 +368,7 @@ kernel void k_{name}(global uchar* surf, int width, int height, int pitch,
         );
     }
     let program = ctx.build(&src, OPTS);
-    let surf = surface_bytes();
+    let surf = surface_bytes(HEIGHT * PITCH);
     let buf = ctx.buffer_from(&surf);
     for f in &funcs {
         // Every position, and operands that break the rules (width 0, height 0).
@@ -542,7 +417,7 @@ kernel void wr(global uchar* surf, int offset, int width, int height, int pitch,
 }
 ";
     let program = ctx.build(src, OPTS);
-    let surf = surface_bytes();
+    let surf = surface_bytes(HEIGHT * PITCH);
     // (base offset, width, height, pitch, x): each breaks one rule; the first is valid.
     let cases: [(i32, i32, i32, i32, i32); 9] = [
         (0, 96, 40, 128, 0),
@@ -707,7 +582,7 @@ fn spirv_instructions_match_the_built_ins() {
         ("transform_16b_16r16x1c", f(Kind::Transform, 16, 16, 16, 1)),
         ("transpose_32b_32r8x1c", f(Kind::Transpose, 32, 32, 8, 1)),
     ];
-    let surf = surface_bytes();
+    let surf = surface_bytes(HEIGHT * PITCH);
     let surf_buf = ctx.buffer_from(&surf);
     for (name, func) in loads {
         let n = lane_bytes(&func);
@@ -847,7 +722,7 @@ kernel void k(global uchar* surf, int width, int height, int pitch,
             cols: 16,
             count: 2,
         };
-        let surf = surface_bytes();
+        let surf = surface_bytes(HEIGHT * PITCH);
         let surf_buf = ctx.buffer_from(&surf);
         let pos = positions(&func);
         let coords = ctx.buffer_from(&pos);

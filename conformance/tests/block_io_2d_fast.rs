@@ -11,64 +11,14 @@
 
 use cranecl_conformance::*;
 
+#[path = "common/block2d_model.rs"]
+mod model;
+use model::*;
+
 /// The surface: bytes per row, rows, bytes from row to row.
 const WIDTH: usize = 128;
 const HEIGHT: usize = 40;
 const PITCH: usize = 192;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Read,
-    Transform,
-    Transpose,
-    Write,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Func {
-    kind: Kind,
-    bits: usize,
-    rows: usize,
-    cols: usize,
-    count: usize,
-}
-
-impl Func {
-    fn name(&self) -> String {
-        let k = match self.kind {
-            Kind::Read => "read",
-            Kind::Transform => "read_transform",
-            Kind::Transpose => "read_transpose",
-            Kind::Write => "write",
-        };
-        format!(
-            "intel_sub_group_2d_block_{k}_{}b_{}r{}x{}c",
-            self.bits, self.rows, self.cols, self.count
-        )
-    }
-
-    fn esize(&self) -> usize {
-        self.bits / 8
-    }
-
-    /// The private element type and its size.
-    fn ctype(&self) -> (&'static str, usize) {
-        match (self.kind, self.bits, self.cols) {
-            (Kind::Transform | Kind::Transpose, _, _) | (_, 32, _) => ("uint", 4),
-            (_, 16, _) | (_, 8, 32) => ("ushort", 2),
-            _ => ("uchar", 1),
-        }
-    }
-
-    /// Bytes of one lane element.
-    fn lane_elem(&self) -> usize {
-        if self.kind == Kind::Transform {
-            4
-        } else {
-            self.esize()
-        }
-    }
-}
 
 /// The functions of the tables, with every row count at sub-group size 16 and a few
 /// at the others.
@@ -120,76 +70,15 @@ fn functions(kind: Kind, w: usize) -> Vec<Func> {
                 ]);
             }
         }
+        // Prefetches are covered by block_io_2d.rs.
+        Kind::Prefetch => {}
     }
     v
 }
 
-/// Per lane, per private element of one block: for each `esize` part, the block
-/// (row, column) it holds, None for padding; a whole None where the spec leaves the
-/// element undefined (lanes that receive no row).
-type Cell = Vec<Option<(usize, usize)>>;
-
-/// How a cell of the padded matrix is made from (row, column).
-type CellFn = Box<dyn Fn(usize, usize) -> Cell>;
-
 /// Per private byte: Some(Some((row, byte column))), Some(None) = padding, None =
 /// undefined.
 type ByteSrc = Option<Option<(usize, usize)>>;
-
-fn block_cells(f: &Func, w: usize) -> Vec<Vec<Option<Cell>>> {
-    let (bw, bh) = (f.cols, f.rows);
-    let (nrows, padded, cell): (usize, usize, CellFn) = match f.kind {
-        Kind::Transform => {
-            let per = 4 / f.esize();
-            (
-                bh.div_ceil(per),
-                bw.next_power_of_two(),
-                Box::new(move |s, c| {
-                    (0..per)
-                        .map(|k| (c < bw && s * per + k < bh).then_some((s * per + k, c)))
-                        .collect()
-                }),
-            )
-        }
-        Kind::Transpose => (
-            bw,
-            bh.next_power_of_two(),
-            Box::new(move |r, c| vec![(c < bh).then_some((c, r))]),
-        ),
-        _ => (
-            bh,
-            bw.next_power_of_two(),
-            Box::new(move |r, c| vec![(c < bw).then_some((r, c))]),
-        ),
-    };
-    // Rows in order: as wide as the sub-group, one element per lane; narrower, the
-    // next rows go to the next lanes; wider, consecutive elements per lane.
-    let mut lanes: Vec<Vec<Cell>> = vec![Vec::new(); w];
-    for r in 0..nrows {
-        if padded >= w {
-            let per = padded / w;
-            for (l, lane) in lanes.iter_mut().enumerate() {
-                for j in 0..per {
-                    lane.push(cell(r, l * per + j));
-                }
-            }
-        } else {
-            let first = (r % (w / padded)) * padded;
-            for c in 0..padded {
-                lanes[first + c].push(cell(r, c));
-            }
-        }
-    }
-    let n = lanes.iter().map(Vec::len).max().unwrap_or(0);
-    lanes
-        .into_iter()
-        .map(|l| {
-            let mut v: Vec<Option<Cell>> = l.into_iter().map(Some).collect();
-            v.resize(n, None);
-            v
-        })
-        .collect()
-}
 
 /// Per lane, per private byte (all blocks): Some(Some((row, byte column))) for a
 /// surface byte, Some(None) for padding (zero), None for an undefined byte.
@@ -248,12 +137,6 @@ fn positions(f: &Func) -> Vec<[i32; 2]> {
     ]
 }
 
-fn surface_bytes() -> Vec<u8> {
-    (0..HEIGHT * PITCH)
-        .map(|i| ((i * 131 + 7) % 251 + 1) as u8)
-        .collect()
-}
-
 fn context(w: usize) -> Option<DeviceContext> {
     let ctx = DeviceContext::new();
     let ok = require(
@@ -302,7 +185,7 @@ kernel void s_{name}(global uchar* surf, int width, int height, int pitch,
         );
     }
     let program = ctx.build(&src, "-cl-std=CL3.0");
-    let surf = surface_bytes();
+    let surf = surface_bytes(HEIGHT * PITCH);
     let surf_buf = ctx.buffer_from(&surf);
     for f in &funcs {
         let (_, ts) = f.ctype();
@@ -379,12 +262,6 @@ fn transform_and_transpose_reads_at_sub_group_sizes_8_16_32() {
         check_reads(Kind::Transform, w);
         check_reads(Kind::Transpose, w);
     }
-}
-
-/// The bytes lane `l` of sub-group `g` writes.
-fn write_value(g: usize, l: usize, i: usize) -> u32 {
-    let h = ((g * 977 + l * 131 + i * 17 + 1) as u32).wrapping_mul(2654435761);
-    h ^ (h >> 15)
 }
 
 const GAP_ROWS: usize = 2;
@@ -513,7 +390,7 @@ kernel void k(global uchar* surf, int width, int height, int pitch, global uint*
 }
 ";
     let program = ctx.build(src, "-cl-std=CL3.0");
-    let surf = surface_bytes();
+    let surf = surface_bytes(HEIGHT * PITCH);
     let surf_buf = ctx.buffer_from(&surf);
     // Element (row, col) of the block at (4, 3): a uint.
     let el = |r: usize, c: usize| {
@@ -573,7 +450,7 @@ kernel void k(global uchar* surf, int width, int height, int pitch, global uint*
     let Ok(program) = ctx.try_build(src, "-cl-std=CL3.0") else {
         return; // no work-group collective functions
     };
-    let surf = surface_bytes();
+    let surf = surface_bytes(HEIGHT * PITCH);
     let surf_buf = ctx.buffer_from(&surf);
     let el = |r: usize, c: usize| {
         let o = (3 + r) * PITCH + (4 + c) * 4;
