@@ -504,6 +504,27 @@ fn cases(t: &Ty, w: usize) -> Vec<Case> {
         |_, s, _| Some(s.m[s.lane]),
     ));
     c.push(case(
+        "sub_group_broadcast((T4)(m, m, x, m), bl).z",
+        false,
+        |_, s, _| Some(s.x[s.lane]),
+    ));
+    // cl_khr_subgroup_ballot: non-uniform broadcasts of vectors, among the active lanes.
+    c.push(case(
+        "sub_group_non_uniform_broadcast((T2)(m, x), fl).y",
+        true,
+        move |_, s, _| Some(s.x[first(s)]),
+    ));
+    c.push(case(
+        "sub_group_non_uniform_broadcast((T4)(x, m, m, x), fl).z",
+        true,
+        move |_, s, _| Some(s.m[first(s)]),
+    ));
+    c.push(case(
+        "sub_group_non_uniform_broadcast((T16)(m) + (T16)(x), fl).sd",
+        true,
+        move |t, s, _| Some(Op::Add.apply(t, s.x[first(s)], s.m[first(s)])),
+    ));
+    c.push(case(
         "sub_group_broadcast((T16)(x) + (T16)(m), bl).sf",
         false,
         |t, s, _| Some(Op::Add.apply(t, s.x[s.lane], s.m[s.lane])),
@@ -519,6 +540,27 @@ fn cases(t: &Ty, w: usize) -> Vec<Case> {
             "intel_sub_group_shuffle_xor((T2)(x, m), d).x",
             false,
             |_, s, l| Some(s.x[l ^ s.delta]),
+        ));
+        c.push(case(
+            "intel_sub_group_shuffle((T3)(m, m, x), ix).z",
+            false,
+            |_, s, l| Some(s.x[s.idx[l]]),
+        ));
+        c.push(case(
+            "intel_sub_group_shuffle((T16)(m) + (T16)(x), ix).sb",
+            false,
+            |t, s, l| Some(Op::Add.apply(t, s.x[s.idx[l]], s.m[s.idx[l]])),
+        ));
+        c.push(case(
+            "intel_sub_group_shuffle_up((T2)(m), (T2)(x), d).y",
+            false,
+            |_, s, l| {
+                Some(if l >= s.delta {
+                    s.x[l - s.delta]
+                } else {
+                    s.m[s.w + l - s.delta]
+                })
+            },
         ));
         c.push(case(
             "intel_sub_group_shuffle_down((T8)(x), (T8)(m), d).s5",
@@ -800,19 +842,26 @@ fn double_functions() {
     run_type(&TYPES[10]);
 }
 
-/// cl_khr_subgroup_ballot and cl_khr_subgroup_non_uniform_vote (all, any, elect) and
-/// the logical non-uniform reductions, under a random activity mask.
+/// cl_khr_subgroup_ballot and cl_khr_subgroup_non_uniform_vote (all, any, elect), the
+/// logical non-uniform reductions and scans, the clustered logical reductions, under a
+/// random activity mask; and cl_khr_subgroups' `sub_group_all`/`sub_group_any` in
+/// uniform control flow.
 #[test]
 fn ballot_vote_and_logical() {
     let ctx = DeviceContext::new();
     if !available(
         &ctx,
         &["cl_khr_subgroup_ballot", "cl_khr_subgroup_non_uniform_vote"],
-    ) || !available(&ctx, &["cl_khr_subgroup_non_uniform_arithmetic"])
-    {
+    ) || !available(
+        &ctx,
+        &[
+            "cl_khr_subgroup_non_uniform_arithmetic",
+            "cl_khr_subgroup_clustered_reduce",
+        ],
+    ) {
         return;
     }
-    const K: usize = 27;
+    const K: usize = 35;
     for w in widths(&ctx) {
         let src = format!(
             r#"__attribute__((intel_reqd_sub_group_size({w})))
@@ -848,7 +897,15 @@ kernel void k(global const int* act, global const int* p, global const uint* ubi
         o[24] = sub_group_ballot_bit_count(bal);
         o[25] = sub_group_ballot_bit_extract(bal, ix);
         o[26] = sub_group_inverse_ballot(bal);
+        o[27] = sub_group_non_uniform_scan_inclusive_logical_or(p[i]);
+        o[28] = sub_group_non_uniform_scan_exclusive_logical_and(p[i]);
+        o[29] = sub_group_non_uniform_scan_exclusive_logical_xor(p[i]);
+        o[30] = sub_group_clustered_reduce_logical_and(p[i], 4);
+        o[31] = sub_group_clustered_reduce_logical_or(p[i], 4);
+        o[32] = sub_group_clustered_reduce_logical_xor(p[i], 4);
     }}
+    o[33] = sub_group_all(p[i]);
+    o[34] = sub_group_any(p[i]);
 }}"#
         );
         let kernel = ctx.kernel(&src, OPTS, "k");
@@ -902,6 +959,12 @@ kernel void k(global const int* act, global const int* p, global const uint* ubi
                     .filter(|&j| a[j])
                     .fold(init, |acc, j| f(acc, pv[j]))
             };
+            // The active lanes of lane l's cluster of 4.
+            let cluster = |l: usize, init: bool, f: fn(bool, bool) -> bool| {
+                (l / 4 * 4..l / 4 * 4 + 4)
+                    .filter(|&j| a[j])
+                    .fold(init, |acc, j| f(acc, pv[j]))
+            };
             #[allow(clippy::needless_range_loop)]
             for l in 0..w {
                 let i = sg * w + l;
@@ -913,6 +976,12 @@ kernel void k(global const int* act, global const int* p, global const uint* ubi
                     &o[..6],
                     &[masks[0], masks[1], masks[2], masks[3], masks[4], 0],
                     "masks eq/ge/gt/le/lt, {ctx_msg}"
+                );
+                // sub_group_all/any: every lane, active or not, takes part.
+                assert_eq!(
+                    (o[33] != 0, o[34] != 0),
+                    (pv.iter().all(|&v| v), pv.iter().any(|&v| v)),
+                    "sub_group_all/any, {ctx_msg}"
                 );
                 if !a[l] {
                     continue;
@@ -942,8 +1011,14 @@ kernel void k(global const int* act, global const int* p, global const uint* ubi
                     bal.count_ones(),
                     (bal >> ix[i]) & 1,
                     (bal >> l) & 1,
+                    fold(l + 1, false, or) as u32,
+                    fold(l, true, and) as u32,
+                    fold(l, false, xor) as u32,
+                    cluster(l, true, and) as u32,
+                    cluster(l, false, or) as u32,
+                    cluster(l, false, xor) as u32,
                 ];
-                assert_eq!(&o[6..], &want, "ballot/vote/logical results, {ctx_msg}");
+                assert_eq!(&o[6..33], &want, "ballot/vote/logical results, {ctx_msg}");
             }
         }
     }
