@@ -744,6 +744,10 @@ fn work_group_reduce_and_scans_on_every_type() {
 fn work_group_all_any_and_broadcast_in_every_dimension() {
     let ctx = DeviceContext::new();
     let src = r#"
+        #pragma OPENCL EXTENSION cl_khr_fp16 : enable
+        // work_group_broadcast by the ND-range's dimension (uniform in a group).
+        #define WGB(v, a, b, c) (get_work_dim() == 1 ? work_group_broadcast(v, a) \
+            : get_work_dim() == 2 ? work_group_broadcast(v, a, b) : work_group_broadcast(v, a, b, c))
         kernel void k(global const int* in, global long* out) {
             size_t g = get_global_linear_id();
             size_t n = get_global_size(0) * get_global_size(1) * get_global_size(2);
@@ -769,6 +773,12 @@ fn work_group_all_any_and_broadcast_in_every_dimension() {
                 : get_work_dim() == 2 ? work_group_broadcast(f, z, z)
                 : work_group_broadcast(f, z, z, z);
             out[4 * n + g] = as_uint(b);
+            // The other types: uint and half from the last item, ulong from the
+            // middle one, double from the first.
+            out[5 * n + g] = WGB((uint)x * 5u + 1u, lx, ly, lz);
+            out[6 * n + g] = (long)WGB(((ulong)x << 40) | (ulong)(x + 3), lx / 2, ly / 2, lz / 2);
+            out[7 * n + g] = as_long(WGB((double)x * 0.25, z, z, z));
+            out[8 * n + g] = as_ushort(WGB((half)x, lx, ly, lz));
         }"#;
     let kernel = ctx.kernel(src, OPTS, "k");
     for (global, local) in SHAPES {
@@ -796,10 +806,10 @@ fn work_group_all_any_and_broadcast_in_every_dimension() {
                 }
             }
             let a = ctx.buffer_from(&xs);
-            let o = ctx.buffer_zeroed::<i64>(5 * n);
+            let o = ctx.buffer_zeroed::<i64>(9 * n);
             kernel.arg_buffer(0, &a).arg_buffer(1, &o);
             ctx.run(&kernel, global, Some(local));
-            let got: Vec<i64> = ctx.read(&o, 5 * n);
+            let got: Vec<i64> = ctx.read(&o, 9 * n);
             for grp in &groups {
                 let all = grp.iter().all(|&i| xs[i] != 0);
                 let any = grp.iter().any(|&i| xs[i] == 7);
@@ -825,10 +835,31 @@ fn work_group_all_any_and_broadcast_in_every_dimension() {
                         (xs[grp[0]] as f32).to_bits(),
                         "broadcast float, {what}"
                     );
+                    let (xl, xm, xf) = (xs[last] as u64, xs[mid] as u64, xs[grp[0]]);
+                    let want = [
+                        (xl as u32 * 5 + 1) as i64,
+                        ((xm << 40) | (xm + 3)) as i64,
+                        (f64::from(xf) * 0.25).to_bits() as i64,
+                        i64::from(small_half_bits(xl as u16)),
+                    ];
+                    assert_eq!(
+                        [got[5 * n + i], got[6 * n + i], got[7 * n + i], got[8 * n + i]],
+                        want,
+                        "broadcast uint (last), ulong (middle), double (first), half (last), {what}"
+                    );
                 }
             }
         }
     }
+}
+
+/// binary16 bits of a small non-negative integer (exact in half).
+fn small_half_bits(v: u16) -> u16 {
+    if v == 0 {
+        return 0;
+    }
+    let e = 15 - v.leading_zeros() as u16;
+    ((e + 15) << 10) | ((v << (10 - e)) & 0x3ff)
 }
 
 /// The real local size of the work-group holding global linear item `i`.
