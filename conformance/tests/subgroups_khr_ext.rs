@@ -1024,7 +1024,8 @@ kernel void k(global const int* act, global const int* p, global const uint* ubi
     }
 }
 
-/// cl_intel_subgroups_short / _char / _long block reads and writes on global memory:
+/// cl_intel_subgroups (uint, unsuffixed) and cl_intel_subgroups_short / _char /
+/// _long (`_ui`, `_us`, `_uc`, `_ul`) block reads and writes on global memory:
 /// component `c` of lane `l` is `p[c * W + l]`.
 #[test]
 fn intel_block_read_write_short_char_long() {
@@ -1041,7 +1042,9 @@ fn intel_block_read_write_short_char_long() {
     }
     for w in widths(&ctx) {
         for (ty, suf, bytes, ns) in [
-            ("ushort", "us", 2usize, &[1usize, 2, 4, 8][..]),
+            ("uint", "", 4usize, &[1usize, 2, 4, 8][..]),
+            ("uint", "ui", 4, &[1, 2, 4, 8][..]),
+            ("ushort", "us", 2, &[1, 2, 4, 8][..]),
             ("uchar", "uc", 1, &[1, 2, 4, 8, 16][..]),
             ("ulong", "ul", 8, &[1, 2, 4, 8][..]),
         ] {
@@ -1051,14 +1054,20 @@ fn intel_block_read_write_short_char_long() {
                 } else {
                     nv.to_string()
                 };
+                // `intel_sub_group_block_read4` / `intel_sub_group_block_read_us4`.
+                let f = if suf.is_empty() {
+                    vs.clone()
+                } else {
+                    format!("_{suf}{vs}")
+                };
                 let src = format!(
                     r#"__attribute__((intel_reqd_sub_group_size({w})))
 kernel void k(global const {ty}* in, global {ty}* out, global {ty}* copy) {{
     size_t sg = get_group_id(0) * get_num_sub_groups() + get_sub_group_id();
     const global {ty}* p = in + sg * {w} * {nv};
-    {ty}{vs} v = intel_sub_group_block_read_{suf}{vs}(p);
+    {ty}{vs} v = intel_sub_group_block_read{f}(p);
     vstore{vs}(v, get_global_id(0), out);
-    intel_sub_group_block_write_{suf}{vs}(copy + sg * {w} * {nv}, v + ({ty}{vs})1);
+    intel_sub_group_block_write{f}(copy + sg * {w} * {nv}, v + ({ty}{vs})1);
 }}"#
                 );
                 let src = if nv == 1 {
