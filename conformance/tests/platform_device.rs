@@ -350,7 +350,7 @@ fn intel_sub_group_sizes() {
         return;
     }
     let sizes = ctx.sub_group_sizes();
-    for w in [4usize, 8, 16] {
+    for w in [4usize, 8, 16, 32] {
         assert!(
             sizes.contains(&w),
             "CL_DEVICE_SUB_GROUP_SIZES_INTEL {sizes:?} lacks {w}"

@@ -518,6 +518,70 @@ fn sub_group_queries() {
     }
 }
 
+/// cl_intel_required_subgroup_size: every reported size builds and is what
+/// `CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL` answers (0 without the attribute); a size
+/// the device does not report is a build failure whose log says so.
+#[test]
+fn required_sub_group_size_only_of_reported_sizes() {
+    let ctx = DeviceContext::new();
+    if !require(
+        ctx.has_extension("cl_intel_required_subgroup_size"),
+        "cl_intel_required_subgroup_size",
+    ) {
+        return;
+    }
+    let src = |w: usize| {
+        format!(
+            "__attribute__((intel_reqd_sub_group_size({w})))\n\
+             kernel void k(global uint* o) {{ o[get_global_id(0)] = get_sub_group_size(); }}"
+        )
+    };
+    let sizes = ctx.sub_group_sizes();
+    for &w in &sizes {
+        let kernel = ctx.kernel(&src(w), "-cl-std=CL3.0", "k");
+        let compiled: usize = kernel
+            .sub_group_info(ctx.device, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[])
+            .unwrap();
+        assert_eq!(compiled, w, "CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL");
+        let out = ctx.buffer_zeroed::<u32>(2 * w);
+        kernel.arg_buffer(0, &out);
+        ctx.run(&kernel, &[2 * w], Some(&[2 * w]));
+        assert_eq!(ctx.read::<u32>(&out, 2 * w), vec![w as u32; 2 * w]);
+    }
+    for w in [1usize, 2, 3, 5, 12, 64, 128] {
+        if sizes.contains(&w) {
+            continue;
+        }
+        let failure = ctx
+            .try_build(&src(w), "-cl-std=CL3.0")
+            .err()
+            .unwrap_or_else(|| panic!("intel_reqd_sub_group_size({w}) built"));
+        assert_eq!(
+            failure.code, CL_BUILD_PROGRAM_FAILURE,
+            "size {w}: {failure}"
+        );
+        if testing_cranecl() {
+            assert!(
+                failure.log.contains("sub-group size") || failure.log.contains("sub_group_size"),
+                "size {w}: the log names the cause: {}",
+                failure.log
+            );
+        }
+    }
+    let plain = ctx.kernel(
+        "kernel void k(global uint* o) { o[0] = 1; }",
+        "-cl-std=CL3.0",
+        "k",
+    );
+    let compiled: usize = plain
+        .sub_group_info(ctx.device, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[])
+        .unwrap();
+    assert_eq!(
+        compiled, 0,
+        "no attribute: CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL"
+    );
+}
+
 #[test]
 fn kernel_outlives_program_handle_and_rebuild_works() {
     let ctx = DeviceContext::new();
