@@ -1,7 +1,9 @@
 //! The `cl_khr_subgroup_*` extensions (extended types, non-uniform vote and
 //! arithmetic, ballot, shuffle, shuffle relative, clustered reduce, rotate) and the
 //! short/char/long forms of `cl_intel_subgroups`, compared with a host reference per
-//! type and per sub-group width (4, 8, 16, 32 through `intel_reqd_sub_group_size`).
+//! type and per sub-group width (4, 8, 16, 32 through `intel_reqd_sub_group_size`),
+//! in full sub-groups and (reductions, scans, non-uniform broadcasts and votes) in
+//! work-groups whose last sub-group is partial.
 //!
 //! Non-uniform functions run inside `if (act[i])` with a random activity pattern, so
 //! inactive lanes must not contribute. One program per width and type holds every
@@ -678,6 +680,137 @@ const ALL_EXTS: &[&str] = &[
     "cl_intel_subgroups_long",
 ];
 
+/// Whether a case is defined in a partial sub-group with this test's inputs (the
+/// shuffle indices, deltas and broadcast lane are drawn for a full sub-group).
+fn defined_in_partial(code: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "sub_group_reduce_",
+        "sub_group_scan_",
+        "sub_group_non_uniform_reduce_",
+        "sub_group_non_uniform_scan_",
+        "sub_group_broadcast_first",
+        "sub_group_non_uniform_broadcast(",
+        "sub_group_non_uniform_all_equal",
+        "intel_sub_group_reduce_",
+        "intel_sub_group_scan_",
+    ];
+    PREFIXES.iter().any(|p| code.starts_with(p))
+}
+
+/// One launch of the type's program over two work-groups of `local` items at width
+/// `w`; returns the mismatches. With `partial`, the last sub-group of each group has
+/// `local % w` lanes and only the cases defined there are compared.
+fn run_launch(
+    ctx: &DeviceContext,
+    kernel: &Kernel,
+    t: &Ty,
+    w: usize,
+    cs: &[Case],
+    local: usize,
+    partial: bool,
+) -> Vec<String> {
+    let k = cs.len();
+    let n = 2 * local;
+    // (first item, lanes) of every sub-group.
+    let sgs: Vec<(usize, usize)> = (0..n / local)
+        .flat_map(|g| {
+            (0..local.div_ceil(w)).map(move |j| (g * local + j * w, w.min(local - j * w)))
+        })
+        .collect();
+    let mut rng =
+        TestRng::new(w as u64 * 1000 + t.bytes as u64 * 7 + t.kind as u64 + 500 * partial as u64);
+    // Small values: exact sums in every type; products of +-1 and a few 2s.
+    let x: Vec<V> = (0..n)
+        .map(|_| {
+            let v = (rng.next_u32() % 41) as i128 - 20;
+            t.norm(V::I(if t.kind == Kind::Unsigned { v.abs() } else { v }))
+        })
+        .collect();
+    let m: Vec<V> = (0..n)
+        .map(|i| {
+            let r = rng.next_u32();
+            let v = if i % 8 == 3 {
+                2
+            } else if r.is_multiple_of(3) {
+                -1
+            } else {
+                1
+            };
+            t.norm(V::I(v))
+        })
+        .collect();
+    // Activity: random, one sub-group fully active, one with a single lane.
+    let mut act = vec![false; n];
+    for (j, &(start, size)) in sgs.iter().enumerate() {
+        for l in 0..size {
+            act[start + l] = match j {
+                0 => true,
+                1 => l == size - 1,
+                _ => !rng.next_u32().is_multiple_of(3),
+            };
+        }
+    }
+    let delta = 1 + (rng.next_u32() as usize % (w - 1).max(1));
+    let lane = rng.next_u32() as usize % w;
+    // Per-lane index in the low bits; the first active lane of the sub-group in the
+    // high 16 bits of lane 0 (a uniform lane id for the non-uniform broadcast).
+    let mut idx: Vec<u32> = (0..n).map(|_| rng.next_u32() % w as u32).collect();
+    for &(start, size) in &sgs {
+        let f = (0..size).find(|&i| act[start + i]).unwrap_or(0);
+        idx[start] |= (f as u32) << 16;
+    }
+    let enc = |vals: &[V]| -> Vec<u8> { vals.iter().flat_map(|v| t.encode(*v)).collect() };
+    let bx = ctx.buffer_from(&enc(&x));
+    let bm = ctx.buffer_from(&enc(&m));
+    let ba = ctx.buffer_from(&act.iter().map(|a| *a as i32).collect::<Vec<_>>());
+    let bi = ctx.buffer_from(&idx);
+    let bo = ctx.buffer_zeroed::<u8>(n * k * t.bytes);
+    kernel
+        .arg_buffer(0, &bx)
+        .arg_buffer(1, &bm)
+        .arg_buffer(2, &ba)
+        .arg_buffer(3, &bi)
+        .arg(4, delta as u32)
+        .arg(5, lane as u32)
+        .arg_buffer(6, &bo);
+    ctx.run(kernel, &[n], Some(&[local]));
+    let got: Vec<u8> = ctx.read(&bo, n * k * t.bytes);
+    let lane_idx: Vec<usize> = idx.iter().map(|v| (v & 0xffff) as usize).collect();
+    let mut bad = Vec::new();
+    for (sg, &(start, size)) in sgs.iter().enumerate() {
+        let r = start..start + size;
+        let s = Sg {
+            w: size,
+            x: &x[r.clone()],
+            m: &m[r.clone()],
+            act: &act[r.clone()],
+            idx: &lane_idx[r],
+            delta,
+            lane,
+        };
+        for l in 0..size {
+            let i = start + l;
+            for (slot, c) in cs.iter().enumerate() {
+                if (c.divergent && !act[i]) || (partial && !defined_in_partial(&c.code)) {
+                    continue;
+                }
+                let Some(want) = (c.host)(t, &s, l) else {
+                    continue;
+                };
+                let at = (i * k + slot) * t.bytes;
+                let have = t.decode(&got[at..at + t.bytes]);
+                if have != t.norm(want) {
+                    bad.push(format!(
+                        "{} W={w} local {local} sub-group {sg} ({size} lanes) lane {l} (active {}): {} = {have:?}, expected {want:?}",
+                        t.name, act[i], c.code
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
 /// Runs every case of type `t` at every width and compares with the host.
 fn run_type(t: &Ty) {
     let ctx = DeviceContext::new();
@@ -692,101 +825,17 @@ fn run_type(t: &Ty) {
     }
     for w in widths(&ctx) {
         let cs = cases(t, w);
-        let k = cs.len();
         let src = kernel_source(t, w, &cs);
         let prog = match ctx.try_build(&src, OPTS) {
             Ok(p) => p,
             Err(e) => panic!("{} W={w}: build failed: {e:?}\n{src}", t.name),
         };
         let kernel = prog.kernel("k");
-        let local = 4 * w;
-        let n = 2 * local;
-        let mut rng = TestRng::new(w as u64 * 1000 + t.bytes as u64 * 7 + t.kind as u64);
-        // Small values: exact sums in every type; products of +-1 and a few 2s.
-        let x: Vec<V> = (0..n)
-            .map(|_| {
-                let v = (rng.next_u32() % 41) as i128 - 20;
-                t.norm(V::I(if t.kind == Kind::Unsigned { v.abs() } else { v }))
-            })
-            .collect();
-        let m: Vec<V> = (0..n)
-            .map(|i| {
-                let r = rng.next_u32();
-                let v = if i % 8 == 3 {
-                    2
-                } else if r.is_multiple_of(3) {
-                    -1
-                } else {
-                    1
-                };
-                t.norm(V::I(v))
-            })
-            .collect();
-        // Activity: random, one sub-group fully active, one with a single lane.
-        let act: Vec<bool> = (0..n)
-            .map(|i| match i / w {
-                0 => true,
-                1 => i % w == w - 1,
-                _ => !rng.next_u32().is_multiple_of(3),
-            })
-            .collect();
-        let delta = 1 + (rng.next_u32() as usize % (w - 1).max(1));
-        let lane = rng.next_u32() as usize % w;
-        // Per-lane index in the low bits; the first active lane of the sub-group in the
-        // high 16 bits of lane 0 (a uniform lane id for the non-uniform broadcast).
-        let mut idx: Vec<u32> = (0..n).map(|_| rng.next_u32() % w as u32).collect();
-        for sg in 0..n / w {
-            let f = (0..w).find(|&i| act[sg * w + i]).unwrap_or(0);
-            idx[sg * w] |= (f as u32) << 16;
-        }
-        let enc = |vals: &[V]| -> Vec<u8> { vals.iter().flat_map(|v| t.encode(*v)).collect() };
-        let bx = ctx.buffer_from(&enc(&x));
-        let bm = ctx.buffer_from(&enc(&m));
-        let ba = ctx.buffer_from(&act.iter().map(|a| *a as i32).collect::<Vec<_>>());
-        let bi = ctx.buffer_from(&idx);
-        let bo = ctx.buffer_zeroed::<u8>(n * k * t.bytes);
-        kernel
-            .arg_buffer(0, &bx)
-            .arg_buffer(1, &bm)
-            .arg_buffer(2, &ba)
-            .arg_buffer(3, &bi)
-            .arg(4, delta as u32)
-            .arg(5, lane as u32)
-            .arg_buffer(6, &bo);
-        ctx.run(&kernel, &[n], Some(&[local]));
-        let got: Vec<u8> = ctx.read(&bo, n * k * t.bytes);
-        let lane_idx: Vec<usize> = idx.iter().map(|v| (v & 0xffff) as usize).collect();
         let mut bad = Vec::new();
-        for sg in 0..n / w {
-            let r = sg * w..sg * w + w;
-            let s = Sg {
-                w,
-                x: &x[r.clone()],
-                m: &m[r.clone()],
-                act: &act[r.clone()],
-                idx: &lane_idx[r],
-                delta,
-                lane,
-            };
-            for l in 0..w {
-                let i = sg * w + l;
-                for (slot, c) in cs.iter().enumerate() {
-                    if c.divergent && !act[i] {
-                        continue;
-                    }
-                    let Some(want) = (c.host)(t, &s, l) else {
-                        continue;
-                    };
-                    let at = (i * k + slot) * t.bytes;
-                    let have = t.decode(&got[at..at + t.bytes]);
-                    if have != t.norm(want) {
-                        bad.push(format!(
-                            "{} W={w} sub-group {sg} lane {l} (active {}): {} = {have:?}, expected {want:?}",
-                            t.name, act[i], c.code
-                        ));
-                    }
-                }
-            }
+        // Full sub-groups, then work-groups whose last sub-group is partial (only the
+        // cases defined for every sub-group size are compared there).
+        for (local, partial) in [(4 * w, false), (3 * w + w / 2, true)] {
+            bad.extend(run_launch(&ctx, &kernel, t, w, &cs, local, partial));
         }
         assert!(
             bad.is_empty(),
