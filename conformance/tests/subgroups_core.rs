@@ -1111,3 +1111,121 @@ fn lanes_leave_a_waiting_loop_at_different_times() {
         }
     }
 }
+
+/// Sub-group functions in 1D, 2D and 3D work-groups (ragged ones included) at every
+/// width. Which work-items form a sub-group is the implementation's choice: the host
+/// groups them by the ids the kernel reports, checks that these partition each
+/// work-group into sub-groups of at most the width with lanes 0..size, and compares
+/// the collectives of each. cranecl forms sub-groups of `W` consecutive linear local
+/// ids (the last one of a group partial), which is checked on cranecl too.
+#[test]
+fn sub_group_functions_in_every_dimension() {
+    let ctx = DeviceContext::new();
+    let widths: Vec<usize> = if ctx.has_extension("cl_intel_required_subgroup_size") {
+        ctx.sub_group_sizes()
+    } else {
+        Vec::new()
+    };
+    // Without a required size, the device's own width (asked through the kernel).
+    let mut variants: Vec<Option<usize>> = vec![None];
+    variants.extend(widths.iter().map(|&w| Some(w)));
+    for w in variants {
+        let attr = w.map_or(String::new(), |w| {
+            format!("__attribute__((intel_reqd_sub_group_size({w})))")
+        });
+        let src = format!(
+            r#"{attr}
+            kernel void k(global const int* in, global int* out) {{
+                size_t g = get_global_linear_id();
+                size_t n = get_global_size(0) * get_global_size(1) * get_global_size(2);
+                int x = in[g];
+                out[g] = sub_group_reduce_add(x);
+                out[n + g] = sub_group_scan_inclusive_max(x);
+                out[2 * n + g] = sub_group_scan_exclusive_add(x);
+                out[3 * n + g] = sub_group_broadcast(x, 0);
+                out[4 * n + g] = (int)(get_sub_group_id() * 1000 + get_sub_group_local_id());
+                out[5 * n + g] = sub_group_any(x == 7) * 2 + sub_group_all(x > 0);
+                out[6 * n + g] = (int)get_max_sub_group_size();
+                out[7 * n + g] = (int)get_sub_group_size();
+            }}"#
+        );
+        let kernel = ctx.kernel(&src, OPTS, "k");
+        for (global, local) in SHAPES {
+            let n: usize = global.iter().product();
+            let its = items(global, local);
+            let groups = by_group(&its);
+            let mut rng = TestRng::new(n as u64 * 13 + w.unwrap_or(0) as u64);
+            let xs: Vec<i32> = rng.vec(n, |r| (r.next_u32() % 17) as i32 - 4);
+            let a = ctx.buffer_from(&xs);
+            let o = ctx.buffer_zeroed::<i32>(8 * n);
+            kernel.arg_buffer(0, &a).arg_buffer(1, &o);
+            ctx.run(&kernel, global, Some(local));
+            let got: Vec<i32> = ctx.read(&o, 8 * n);
+            let width = got[6 * n] as usize;
+            if let Some(w) = w {
+                assert_eq!(width, w, "get_max_sub_group_size with a required size");
+            }
+            for grp in &groups {
+                // The group's sub-groups as the kernel saw them, lanes in order.
+                let mut sgs: Vec<Vec<(usize, usize)>> = Vec::new();
+                for &i in grp {
+                    let id = got[4 * n + i] as usize;
+                    let (sg, lane) = (id / 1000, id % 1000);
+                    if sgs.len() <= sg {
+                        sgs.resize(sg + 1, Vec::new());
+                    }
+                    sgs[sg].push((lane, i));
+                }
+                for (sg, members) in sgs.iter_mut().enumerate() {
+                    members.sort();
+                    let what = format!("W={width} {global:?}/{local:?} sub-group {sg}");
+                    let lanes: Vec<usize> = members.iter().map(|m| m.0).collect();
+                    assert_eq!(
+                        lanes,
+                        (0..members.len()).collect::<Vec<_>>(),
+                        "lanes, {what}"
+                    );
+                    assert!(members.len() <= width, "size, {what}");
+                    let vals: Vec<i32> = members.iter().map(|&(_, i)| xs[i]).collect();
+                    let sum: i32 = vals.iter().sum();
+                    let any = vals.contains(&7) as i32;
+                    let all = vals.iter().all(|&v| v > 0) as i32;
+                    for (l, &(_, i)) in members.iter().enumerate() {
+                        let want = [
+                            sum,
+                            *vals[..=l].iter().max().unwrap(),
+                            vals[..l].iter().sum(),
+                            vals[0],
+                            any * 2 + all,
+                            members.len() as i32,
+                        ];
+                        let have = [
+                            got[i],
+                            got[n + i],
+                            got[2 * n + i],
+                            got[3 * n + i],
+                            got[5 * n + i],
+                            got[7 * n + i],
+                        ];
+                        assert_eq!(
+                            have, want,
+                            "reduce, scan max, scan add, broadcast, any/all, size: {what} lane {l} item {i}"
+                        );
+                    }
+                }
+                if testing_cranecl() {
+                    let linear: Vec<Vec<usize>> =
+                        grp.chunks(width).map(<[usize]>::to_vec).collect();
+                    let seen: Vec<Vec<usize>> = sgs
+                        .iter()
+                        .map(|m| m.iter().map(|&(_, i)| i).collect())
+                        .collect();
+                    assert_eq!(
+                        seen, linear,
+                        "cranecl: runs of W linear local ids, {global:?}/{local:?}"
+                    );
+                }
+            }
+        }
+    }
+}
