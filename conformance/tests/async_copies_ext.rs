@@ -1,7 +1,8 @@
 //! cl_khr_extended_async_copies: `async_work_group_copy_2D2D`/`_3D3D` in both
 //! directions against a host reference (element sizes 1 to 64 bytes, pitches and
 //! plane areas larger than the copied lines and planes, offsets on both sides, empty
-//! copies), once per work-group whatever the number of sub-groups, events shared
+//! copies), once per work-group whatever the number of sub-groups, in 1D, 2D and 3D
+//! work-groups, events shared
 //! between copies; and the `NonSemantic.Codeplay.GroupAsyncCopies` SPIR-V
 //! instructions, run and refused when misused.
 
@@ -80,7 +81,10 @@ kernel void g2l(global const uchar* src, global uchar* out, local uchar* loc,
                 ulong src_off, ulong src_line, ulong src_plane,
                 ulong dst_off, ulong dst_line, ulong dst_plane,
                 ulong loc_bytes, ulong window, int three_d) {
-    size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    // Linear ids by hand: the kernels also build as OpenCL C 1.x.
+    size_t l = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));
+    size_t n = get_local_size(0) * get_local_size(1) * get_local_size(2);
+    size_t g = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
     for (size_t i = l; i < loc_bytes; i += n) loc[i] = 0xEE;
     barrier(CLK_LOCAL_MEM_FENCE);
     // The group's window starts `window` elements further per group.
@@ -103,7 +107,10 @@ kernel void l2g(global const uchar* in, global uchar* dst, local uchar* loc,
                 ulong src_off, ulong src_line, ulong src_plane,
                 ulong dst_off, ulong dst_line, ulong dst_plane,
                 ulong loc_bytes, ulong window, int three_d) {
-    size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    // Linear ids by hand: the kernels also build as OpenCL C 1.x.
+    size_t l = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));
+    size_t n = get_local_size(0) * get_local_size(1) * get_local_size(2);
+    size_t g = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
     for (size_t i = l; i < loc_bytes; i += n) loc[i] = in[g * loc_bytes + i];
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong off = dst_off + g * window;
@@ -149,10 +156,28 @@ fn set_shape_args(k: &Kernel, s: &Shape, loc_bytes: usize, window: usize, three_
     k.arg(15, i32::from(three_d));
 }
 
-/// Runs `g2l` and `l2g` for shape `s` with `groups` work-groups of `local` items and
-/// compares every byte of local memory (g2l) and of the destination buffer (l2g).
+/// Work-group layouts: the number of groups (along dimension 0) and the local size,
+/// in 1D, 2D and 3D.
+const LAYOUTS: [(usize, &[usize]); 5] = [
+    (3, &[32]),
+    (2, &[7]),
+    (2, &[1]),
+    (2, &[4, 3]),
+    (2, &[2, 3, 2]),
+];
+
+/// The global size of `groups` work-groups of `local` laid along dimension 0.
+fn global_of(groups: usize, local: &[usize]) -> Vec<usize> {
+    let mut g = local.to_vec();
+    g[0] *= groups;
+    g
+}
+
+/// Runs `g2l` and `l2g` for shape `s` with each layout of work-groups and compares
+/// every byte of local memory (g2l) and of the destination buffer (l2g).
 fn check_both_directions(ctx: &DeviceContext, program: &Program, s: Shape, three_d: bool) {
-    for (groups, local) in [(3usize, 32usize), (2, 7), (2, 1)] {
+    for (groups, local) in LAYOUTS {
+        let global = global_of(groups, local);
         // global -> local: the source windows of consecutive groups overlap or not,
         // whatever the shape says; a window is the source span rounded to elements.
         let window = s.src_span().div_ceil(s.elem);
@@ -166,7 +191,7 @@ fn check_both_directions(ctx: &DeviceContext, program: &Program, s: Shape, three
             .arg_buffer(1, &out)
             .arg_local(2, loc_bytes);
         set_shape_args(&k, &s, loc_bytes, window, three_d);
-        ctx.run(&k, &[groups * local], Some(&[local]));
+        ctx.run(&k, &global, Some(local));
         let got: Vec<u8> = ctx.read(&out, groups * loc_bytes);
         for g in 0..groups {
             let mut want = vec![MARK; loc_bytes];
@@ -176,7 +201,7 @@ fn check_both_directions(ctx: &DeviceContext, program: &Program, s: Shape, three
             want.iter_mut().for_each(|b| *b = b.wrapping_add(1));
             assert!(
                 got[g * loc_bytes..(g + 1) * loc_bytes] == want[..],
-                "global->local {s:?} 3D {three_d}, group {g} of {groups} x {local}: \
+                "global->local {s:?} 3D {three_d}, group {g} of {groups} x {local:?}: \
                  got {:?}, want {want:?}",
                 &got[g * loc_bytes..(g + 1) * loc_bytes]
             );
@@ -194,7 +219,7 @@ fn check_both_directions(ctx: &DeviceContext, program: &Program, s: Shape, three
             .arg_buffer(1, &dst)
             .arg_local(2, loc_bytes);
         set_shape_args(&k, &s, loc_bytes, window, three_d);
-        ctx.run(&k, &[groups * local], Some(&[local]));
+        ctx.run(&k, &global, Some(local));
         let got: Vec<u8> = ctx.read(&dst, dst_bytes.max(1));
         let mut want = vec![MARK; dst_bytes.max(1)];
         for g in 0..groups {
@@ -204,7 +229,7 @@ fn check_both_directions(ctx: &DeviceContext, program: &Program, s: Shape, three
         }
         assert!(
             got == want,
-            "local->global {s:?} 3D {three_d}, {groups} x {local}: got {got:?}, want {want:?}"
+            "local->global {s:?} 3D {three_d}, {groups} x {local:?}: got {got:?}, want {want:?}"
         );
     }
 }
