@@ -2,8 +2,7 @@
 //! directions against a host reference (element sizes 1 to 64 bytes, pitches and
 //! plane areas larger than the copied lines and planes, offsets on both sides, empty
 //! copies), once per work-group whatever the number of sub-groups, in 1D, 2D and 3D
-//! work-groups, events shared
-//! between copies; and the `NonSemantic.Codeplay.GroupAsyncCopies` SPIR-V
+//! work-groups, events shared between copies; and the `NonSemantic.Codeplay.GroupAsyncCopies` SPIR-V
 //! instructions, run and refused when misused.
 
 use cranecl_conformance::sys::*;
