@@ -14,10 +14,10 @@ use std::process::Command;
 
 use cranecl_conformance::*;
 use opencl_sys::{
-    CL_INVALID_WORK_GROUP_SIZE, CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
-    CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, CL_KERNEL_MAX_NUM_SUB_GROUPS,
-    CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
-    CL_KERNEL_WORK_GROUP_SIZE,
+    CL_INVALID_DEVICE, CL_INVALID_KERNEL, CL_INVALID_VALUE, CL_INVALID_WORK_GROUP_SIZE,
+    CL_KERNEL_COMPILE_NUM_SUB_GROUPS, CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT,
+    CL_KERNEL_MAX_NUM_SUB_GROUPS, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+    CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, CL_KERNEL_WORK_GROUP_SIZE,
 };
 
 const OPTS: &str = "-cl-std=CL3.0";
@@ -1228,4 +1228,127 @@ fn sub_group_functions_in_every_dimension() {
             }
         }
     }
+}
+
+/// `clGetKernelSubGroupInfo` refuses what the specification names: an invalid kernel
+/// (`CL_INVALID_KERNEL`), a handle that is not a device (`CL_INVALID_DEVICE`), an unknown query, a result buffer too small, and an input
+/// that is missing or not a whole number of `size_t` for the queries that take one
+/// (`CL_INVALID_VALUE`); a null device is allowed when the program has one device.
+#[test]
+fn sub_group_info_errors() {
+    let ctx = DeviceContext::new();
+    if !sub_groups(&ctx) {
+        return;
+    }
+    let kernel = ctx.kernel(
+        "kernel void k(global int* p) { p[get_global_id(0)] = get_sub_group_size(); }",
+        OPTS,
+        "k",
+    );
+    let local = [64usize, 1];
+    // One call with raw arguments: (code, bytes written or asked for).
+    let call = |k: cranecl_conformance::sys::cl_kernel,
+                dev: cranecl_conformance::sys::cl_device_id,
+                param: u32,
+                input: Option<&[u8]>,
+                out_size: usize|
+     -> (i32, usize) {
+        let mut out = [0u8; 64];
+        let mut ret = 0usize;
+        let (isz, iptr) = input.map_or((0, std::ptr::null()), |i| (i.len(), i.as_ptr()));
+        // SAFETY: every pointer is valid for the size passed with it.
+        let code = unsafe {
+            cranecl_conformance::sys::clGetKernelSubGroupInfo(
+                k,
+                dev,
+                param,
+                isz,
+                iptr.cast(),
+                out_size,
+                if out_size == 0 {
+                    std::ptr::null_mut()
+                } else {
+                    out.as_mut_ptr().cast()
+                },
+                &mut ret,
+            )
+        };
+        (code, ret)
+    };
+    let word = std::mem::size_of::<usize>();
+    let one = as_bytes(&local[..1]);
+    let two = as_bytes(&local[..]);
+    // Valid: 1D and 2D inputs, a null device with the program's one device.
+    for (input, what) in [(one, "1D"), (two, "2D")] {
+        let (code, ret) = call(
+            kernel.raw(),
+            ctx.device,
+            CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+            Some(input),
+            word,
+        );
+        assert_eq!((code, ret), (0, word), "{what} input");
+    }
+    let (code, _) = call(
+        kernel.raw(),
+        std::ptr::null_mut(),
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+        Some(one),
+        word,
+    );
+    assert_eq!(code, 0, "null device, one device in the program");
+    // Errors.
+    let strict = testing_cranecl();
+    let expect = |got: i32, want: i32, what: &str| {
+        if strict {
+            assert_eq!(got, want, "{what}: {}", error_name(got));
+        } else {
+            assert_ne!(got, 0, "{what}");
+        }
+    };
+    for param in [
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+        CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+    ] {
+        let (code, _) = call(kernel.raw(), ctx.device, param, None, word);
+        expect(code, CL_INVALID_VALUE, &format!("{param:#x} without input"));
+        let (code, _) = call(kernel.raw(), ctx.device, param, Some(&one[..3]), word);
+        expect(
+            code,
+            CL_INVALID_VALUE,
+            &format!("{param:#x} with 3 input bytes"),
+        );
+        let four = [0u8; 32];
+        let (code, _) = call(kernel.raw(), ctx.device, param, Some(&four), word);
+        expect(
+            code,
+            CL_INVALID_VALUE,
+            &format!("{param:#x} with 4 dimensions"),
+        );
+        let (code, _) = call(kernel.raw(), ctx.device, param, Some(one), word - 1);
+        expect(
+            code,
+            CL_INVALID_VALUE,
+            &format!("{param:#x} with a short result"),
+        );
+    }
+    let (code, _) = call(kernel.raw(), ctx.device, 0x7fff_0000, Some(one), word);
+    expect(code, CL_INVALID_VALUE, "unknown query");
+    let (code, _) = call(
+        std::ptr::null_mut(),
+        ctx.device,
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+        Some(one),
+        word,
+    );
+    expect(code, CL_INVALID_KERNEL, "null kernel");
+    // A handle of another kind (the context) where the device goes.
+    let (code, _) = call(
+        kernel.raw(),
+        ctx.context.raw().cast(),
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+        Some(one),
+        word,
+    );
+    expect(code, CL_INVALID_DEVICE, "a context handle as the device");
 }
