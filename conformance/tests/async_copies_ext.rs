@@ -515,6 +515,69 @@ fn codeplay_group_async_copies_run_and_match_the_host() {
     }
 }
 
+/// The other directions, and an Event operand: a 3D copy from `in` into the tile and
+/// a 2D one chained on its event (one wait for both), then a 2D copy of the tile out.
+const CHAINED: &str = r#"
+         %e1 = OpExtInst %event %set 2 %t0 %c0 %in %c0 %c4 %c2 %c2 %c2 %c3 %c8 %c2 %c4 %no_event
+         %e2 = OpExtInst %event %set 1 %t0 %c12 %in %c10 %c4 %c3 %c2 %c4 %c5 %e1
+               OpStore %ev %e2
+               OpGroupWaitEvents %uint_2 %uint_2 %ev
+         %e3 = OpExtInst %event %set 1 %out %c1 %t0 %c0 %c4 %c10 %c2 %c10 %c12 %no_event
+               OpStore %ev %e3
+               OpGroupWaitEvents %uint_2 %uint_2 %ev
+"#;
+
+#[test]
+fn codeplay_group_async_copies_chain_on_an_event() {
+    let ctx = DeviceContext::new();
+    if !require(ctx.supports_spirv(), "SPIR-V programs") || !extension(&ctx) {
+        return;
+    }
+    let Some(il) = assemble(&module(CHAINED)) else {
+        return;
+    };
+    let program = ctx.try_build_il(&il, "").unwrap_or_else(|f| panic!("{f}"));
+    let input: Vec<u32> = (0..32).map(|i| 2000 + i).collect();
+    let mut tile = [None::<u32>; 24];
+    for plane in 0..2 {
+        for line in 0..2 {
+            for x in 0..2 {
+                tile[plane * 4 + line * 2 + x] = Some(input[plane * 8 + line * 3 + x]);
+            }
+        }
+    }
+    for line in 0..2 {
+        for x in 0..3 {
+            tile[12 + line * 5 + x] = Some(input[10 + line * 4 + x]);
+        }
+    }
+    for local in [1usize, 6, 16] {
+        let out = ctx.buffer_from(&[u32::MAX; 40]);
+        let in_buf = ctx.buffer_from(&input);
+        let k = program.kernel("k");
+        k.arg_buffer(0, &in_buf).arg_buffer(1, &out);
+        ctx.run(&k, &[2 * local], Some(&[local]));
+        let got: Vec<u32> = ctx.read(&out, 40);
+        for (d, &g) in got.iter().enumerate() {
+            let src = (d >= 1 && (d - 1) % 12 < 10 && (d - 1) / 12 < 2)
+                .then(|| ((d - 1) / 12) * 10 + (d - 1) % 12);
+            match src {
+                // Tile elements no copy wrote are undefined: not compared.
+                Some(t) => {
+                    if let Some(want) = tile[t] {
+                        assert_eq!(g, want, "out[{d}] (tile[{t}]), local size {local}");
+                    }
+                }
+                None => assert_eq!(
+                    g,
+                    u32::MAX,
+                    "out[{d}] is outside the copy, local size {local}"
+                ),
+            }
+        }
+    }
+}
+
 /// Misuses of the set, each with a text its build log must contain.
 const MISUSES: [(&str, &str); 9] = [
     (
