@@ -419,16 +419,18 @@ kernel void wr(global uchar* surf, int offset, int width, int height, int pitch,
     let program = ctx.build(src, OPTS);
     let surf = surface_bytes(HEIGHT * PITCH);
     // (base offset, width, height, pitch, x): each breaks one rule; the first is valid.
-    let cases: [(i32, i32, i32, i32, i32); 9] = [
+    let cases: [(i32, i32, i32, i32, i32); 11] = [
         (0, 96, 40, 128, 0),
-        (0, 60, 40, 128, 0),  // width below 64
-        (0, 98, 40, 128, 0),  // width not a multiple of 4
-        (0, 96, 0, 128, 0),   // height 0
-        (0, 96, -1, 128, 0),  // height negative
-        (0, 128, 40, 96, 0),  // pitch below the width
-        (0, 96, 40, 100, 0),  // pitch not a multiple of 8
-        (32, 96, 40, 128, 0), // base not 64-byte aligned
-        (0, 96, 40, 128, 1),  // x not a multiple of 2 for 16-bit data (fine for 32-bit)
+        (0, 60, 40, 128, 0),                         // width below 64
+        (0, (1 << 24) + 64, 40, (1 << 24) + 128, 0), // width above 2^24
+        (0, 96, (1 << 24) + 1, 128, 0),              // height above 2^24
+        (0, 98, 40, 128, 0),                         // width not a multiple of 4
+        (0, 96, 0, 128, 0),                          // height 0
+        (0, 96, -1, 128, 0),                         // height negative
+        (0, 128, 40, 96, 0),                         // pitch below the width
+        (0, 96, 40, 100, 0),                         // pitch not a multiple of 8
+        (32, 96, 40, 128, 0),                        // base not 64-byte aligned
+        (0, 96, 40, 128, 1), // x not a multiple of 2 for 16-bit data (fine for 32-bit)
     ];
     for (i, (offset, width, height, pitch, x)) in cases.into_iter().enumerate() {
         let buf = ctx.buffer_from(&surf);
