@@ -669,24 +669,35 @@ fn spirv_refuses_unsupported_shapes_and_missing_capabilities() {
             "unexpected failure: {f}"
         ),
     }
-    // The transpose capability (6230) turned into a second Kernel capability (6).
+    // Capabilities turned into second Kernel capabilities (6), so that the module
+    // uses instructions it no longer declares: transform (6229), transpose (6230),
+    // and all three (the I/O capability 6228 is implied by the other two).
     let Some(il) = spirv_module(&ctx, SPIRV_SRC) else {
         return;
     };
-    let mut words: Vec<u32> = il
+    let words: Vec<u32> = il
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    let cap = words
-        .windows(2)
-        .position(|w| w == [(2 << 16) | 17, 6230])
-        .expect("OpCapability Subgroup2DBlockTransposeINTEL");
-    words[cap + 1] = 6;
-    let il: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    match ctx.try_build_il(&il, "") {
-        Ok(_) => panic!("a transposed load without its capability was accepted"),
-        // The validator's verdict at clCreateProgramWithIL.
-        Err(f) => assert_eq!(f.code, CL_INVALID_VALUE, "unexpected failure: {f}"),
+    for (caps, what) in [
+        (&[6229u32][..], "transform"),
+        (&[6230][..], "transpose"),
+        (&[6228, 6229, 6230][..], "2D block I/O"),
+    ] {
+        let mut w = words.clone();
+        for &cap_id in caps {
+            let cap = w
+                .windows(2)
+                .position(|x| x == [(2 << 16) | 17, cap_id])
+                .unwrap_or_else(|| panic!("OpCapability {cap_id}"));
+            w[cap + 1] = 6;
+        }
+        let il: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        match ctx.try_build_il(&il, "") {
+            Ok(_) => panic!("{what} instructions without their capability were accepted"),
+            // The validator's verdict at clCreateProgramWithIL.
+            Err(f) => assert_eq!(f.code, CL_INVALID_VALUE, "{what}: unexpected failure: {f}"),
+        }
     }
 }
 
