@@ -1425,3 +1425,109 @@ OpFunctionEnd
         );
     }
 }
+
+/// cl_intel_subgroups as SPIR-V (SPV_INTEL_subgroups) through clCreateProgramWithIL:
+/// OpSubgroupShuffleINTEL, ShuffleDown, ShuffleUp, ShuffleXor and the buffer block
+/// reads and writes (32- and 16-bit), at every width, against the host.
+#[test]
+fn intel_subgroup_instructions_through_il() {
+    let ctx = DeviceContext::new();
+    if !available(&ctx, &["cl_intel_subgroups", "cl_intel_subgroups_short"])
+        || !require(ctx.supports_spirv(), "SPIR-V programs")
+    {
+        return;
+    }
+    for w in widths(&ctx) {
+        let src = format!(
+            r#"#pragma OPENCL EXTENSION cl_intel_subgroups_short : enable
+__attribute__((intel_reqd_sub_group_size({w})))
+kernel void k(global const uint* in, global const ushort* ins, global uint* out,
+              global uint* copy, global ushort* copys, uint d) {{
+    size_t i = get_global_id(0);
+    size_t sg = get_group_id(0) * get_num_sub_groups() + get_sub_group_id();
+    uint l = get_sub_group_local_id();
+    uint x = in[i];
+    global uint* o = out + i * 6;
+    o[0] = intel_sub_group_shuffle(x, (l * 3u + 1u) % {w}u);
+    o[1] = intel_sub_group_shuffle_down(x, x + 1000u, d);
+    o[2] = intel_sub_group_shuffle_up(x + 1000u, x, d);
+    o[3] = intel_sub_group_shuffle_xor(x, d);
+    uint2 b = intel_sub_group_block_read2(in + sg * 2 * {w});
+    o[4] = b.x ^ (b.y << 1);
+    ushort s = intel_sub_group_block_read_us(ins + sg * {w});
+    o[5] = s;
+    intel_sub_group_block_write2(copy + sg * 2 * {w}, b + (uint2)(1, 2));
+    intel_sub_group_block_write_us(copys + sg * {w}, (ushort)(s + 3));
+}}"#
+        );
+        let il = match cranecl_conformance::spirv::compile(&src, &[]) {
+            Ok(il) => il,
+            Err(e) => {
+                require(false, &format!("clang for SPIR-V ({e})"));
+                return;
+            }
+        };
+        let program = ctx
+            .try_build_il(&il, "")
+            .unwrap_or_else(|f| panic!("W={w}: {f}"));
+        let kernel = program.kernel("k");
+        let n = 4 * w;
+        let input: Vec<u32> = (0..2 * n as u32)
+            .map(|i| i.wrapping_mul(2654435761) >> 7)
+            .collect();
+        let inputs: Vec<u16> = (0..n as u16).map(|i| i.wrapping_mul(40503)).collect();
+        let d = (w / 2 + 1) as u32 % w as u32;
+        let (bi, bs) = (ctx.buffer_from(&input), ctx.buffer_from(&inputs));
+        let (bo, bc, bcs) = (
+            ctx.buffer_zeroed::<u32>(6 * n),
+            ctx.buffer_zeroed::<u32>(2 * n),
+            ctx.buffer_zeroed::<u16>(n),
+        );
+        kernel
+            .arg_buffer(0, &bi)
+            .arg_buffer(1, &bs)
+            .arg_buffer(2, &bo)
+            .arg_buffer(3, &bc)
+            .arg_buffer(4, &bcs)
+            .arg(5, d);
+        ctx.run(&kernel, &[n], Some(&[2 * w]));
+        let out: Vec<u32> = ctx.read(&bo, 6 * n);
+        let copy: Vec<u32> = ctx.read(&bc, 2 * n);
+        let copys: Vec<u16> = ctx.read(&bcs, n);
+        let d = d as usize;
+        for i in 0..n {
+            let (sg, l) = (i / w, i % w);
+            let x = |j: usize| input[sg * w + j];
+            let block = |c: usize| input[sg * 2 * w + c * w + l];
+            let want = [
+                x((l * 3 + 1) % w),
+                if l + d < w {
+                    x(l + d)
+                } else {
+                    x(l + d - w) + 1000
+                },
+                if l >= d {
+                    x(l - d)
+                } else {
+                    x(w + l - d) + 1000
+                },
+                x(l ^ d),
+                block(0) ^ (block(1) << 1),
+                u32::from(inputs[sg * w + l]),
+            ];
+            assert_eq!(&out[i * 6..i * 6 + 6], &want, "W={w} item {i}");
+            for c in 0..2 {
+                assert_eq!(
+                    copy[sg * 2 * w + c * w + l],
+                    block(c) + 1 + c as u32,
+                    "W={w} block write, item {i} component {c}"
+                );
+            }
+            assert_eq!(
+                copys[sg * w + l],
+                inputs[sg * w + l].wrapping_add(3),
+                "W={w} block write _us, item {i}"
+            );
+        }
+    }
+}
