@@ -651,6 +651,97 @@ fn spirv_instructions_match_the_built_ins() {
 
 /// A block size outside the extension's tables, or an instruction whose capability
 /// the module does not declare, is refused.
+/// One load of each row of the OpenCL C read tables not covered above, as the
+/// SPV_INTEL_2d_block_io instructions through clCreateProgramWithIL, against the
+/// model (all sub-groups at every position).
+#[test]
+fn spirv_loads_of_the_other_shapes() {
+    let ctx = DeviceContext::new();
+    let f = |kind, bits, rows, cols, count| Func {
+        kind,
+        bits,
+        rows,
+        cols,
+        count,
+    };
+    let loads = [
+        f(Kind::Read, 8, 8, 32, 1),
+        f(Kind::Read, 8, 32, 32, 2),
+        f(Kind::Read, 8, 16, 16, 4),
+        f(Kind::Read, 16, 32, 16, 1),
+        f(Kind::Read, 16, 1, 16, 2),
+        f(Kind::Read, 32, 2, 8, 1),
+        f(Kind::Read, 32, 4, 8, 2),
+        f(Kind::Read, 32, 8, 16, 1),
+        f(Kind::Transform, 8, 32, 16, 1),
+        f(Kind::Transform, 8, 32, 16, 4),
+        f(Kind::Transform, 16, 32, 16, 2),
+        f(Kind::Transpose, 32, 16, 8, 1),
+    ];
+    let prefix = &SPIRV_SRC[..SPIRV_SRC
+        .find("LOADER(load_16b_8r16x2c")
+        .expect("the LOADER macro")];
+    let mut src = prefix.to_string();
+    let op = |k: Kind| match k {
+        Kind::Transform => "LoadTransform",
+        Kind::Transpose => "LoadTranspose",
+        _ => "Load",
+    };
+    let name = |g: &Func| {
+        format!(
+            "k_{:?}_{}b_{}r{}x{}c",
+            g.kind, g.bits, g.rows, g.cols, g.count
+        )
+    };
+    for g in &loads {
+        src += &format!(
+            "LOADER({}, {}, {}, {}, {}, {}, {})\n",
+            name(g),
+            op(g.kind),
+            g.esize(),
+            g.cols,
+            g.rows,
+            g.count,
+            lane_bytes(g)
+        );
+    }
+    let Some(il) = spirv_module(&ctx, &src) else {
+        return;
+    };
+    let program = ctx
+        .try_build_il(&il, "")
+        .unwrap_or_else(|e| panic!("SPIR-V with SPV_INTEL_2d_block_io: {e}"));
+    let surf = surface_bytes(HEIGHT * PITCH);
+    let surf_buf = ctx.buffer_from(&surf);
+    for func in loads {
+        let kname = name(&func);
+        let n = lane_bytes(&func);
+        let pos = positions(&func);
+        let coords = ctx.buffer_from(&pos);
+        let out = ctx.buffer_zeroed::<u8>(pos.len() * W * n);
+        let k = program.kernel(&kname);
+        k.arg_buffer(0, &surf_buf)
+            .arg(1, WIDTH as i32)
+            .arg(2, HEIGHT as i32)
+            .arg(3, PITCH as i32)
+            .arg_buffer(4, &coords)
+            .arg_buffer(5, &out);
+        ctx.run(&k, &[pos.len() * W], Some(&[W]));
+        let got: Vec<u8> = ctx.read(&out, pos.len() * W * n);
+        for (g, [x, y]) in pos.iter().enumerate() {
+            for l in 0..W {
+                let want = expected_read(&func, &surf, i64::from(*x), i64::from(*y), l);
+                let lane = &got[(g * W + l) * n..(g * W + l + 1) * n];
+                for (i, w) in want.iter().enumerate() {
+                    if let Some(w) = w {
+                        assert_eq!(lane[i], *w, "{kname} at ({x}, {y}): lane {l} byte {i}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn spirv_refuses_unsupported_shapes_and_missing_capabilities() {
     let ctx = DeviceContext::new();
