@@ -272,6 +272,42 @@ fn copies_2d_both_directions_match_the_host() {
     }
 }
 
+/// The grid of the Khronos CTS tests `async_copy_*2D` (which skip every case on a
+/// device whose local memory exceeds 8 bytes per work-item of its largest
+/// work-group, as here): element sizes 1-8, 13, 16, 32, 47 and 64 bytes, 10 elements
+/// per line, source and destination margins of 0, 10 and 100 elements, 13 lines (or
+/// as many as 48 KiB of local memory holds).
+#[test]
+fn copies_2d_over_the_cts_grid() {
+    let ctx = DeviceContext::new();
+    if !extension(&ctx) {
+        return;
+    }
+    let program = ctx.build(SRC, "");
+    for elem in [1, 2, 3, 4, 5, 6, 7, 8, 13, 16, 32, 47, 64] {
+        for src_margin in [0, 10, 100] {
+            for dst_margin in [0, 10, 100] {
+                // 13 lines, fewer where the local side would exceed 48 KiB.
+                let pitch = elem * (10 + src_margin.max(dst_margin));
+                let lines = (48 * 1024 / pitch).min(13);
+                let s = Shape {
+                    elem,
+                    per_line: 10,
+                    lines,
+                    planes: 1,
+                    src_off: 0,
+                    src_line: 10 + src_margin,
+                    src_plane: 0,
+                    dst_off: 0,
+                    dst_line: 10 + dst_margin,
+                    dst_plane: 0,
+                };
+                check_both_directions(&ctx, &program, s, false);
+            }
+        }
+    }
+}
+
 #[test]
 fn copies_3d_both_directions_match_the_host() {
     let ctx = DeviceContext::new();
@@ -311,6 +347,44 @@ fn copies_3d_both_directions_match_the_host() {
 }
 
 /// The macro and the built-ins exist in every OpenCL C version the device accepts.
+/// The grid of the CTS tests `async_copy_*3D` (skipped there for the same reason as
+/// the 2D ones): the same element sizes, 10 elements per line, 13 lines per plane,
+/// line margins of 0 and 10 elements and plane margins of 0 and 100 elements on each
+/// side, 3 planes (or as many as 48 KiB of local memory holds).
+#[test]
+fn copies_3d_over_the_cts_grid() {
+    let ctx = DeviceContext::new();
+    if !extension(&ctx) {
+        return;
+    }
+    let program = ctx.build(SRC, "");
+    for elem in [1, 2, 3, 4, 5, 6, 7, 8, 13, 16, 32, 47, 64] {
+        for (src_lm, dst_lm, src_pm, dst_pm) in [
+            (0, 0, 0, 0),
+            (10, 0, 0, 100),
+            (0, 10, 100, 0),
+            (10, 10, 100, 100),
+        ] {
+            let (src_line, dst_line) = (10 + src_lm, 10 + dst_lm);
+            let (src_plane, dst_plane) = (13 * src_line + src_pm, 13 * dst_line + dst_pm);
+            let planes = (48 * 1024 / (elem * src_plane.max(dst_plane))).min(3);
+            let s = Shape {
+                elem,
+                per_line: 10,
+                lines: 13,
+                planes,
+                src_off: 0,
+                src_line,
+                src_plane,
+                dst_off: 0,
+                dst_line,
+                dst_plane,
+            };
+            check_both_directions(&ctx, &program, s, true);
+        }
+    }
+}
+
 #[test]
 fn copies_work_in_every_opencl_c_version() {
     let ctx = DeviceContext::new();
