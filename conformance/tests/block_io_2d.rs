@@ -584,34 +584,7 @@ fn spirv_instructions_match_the_built_ins() {
         ("transform_16b_16r16x1c", f(Kind::Transform, 16, 16, 16, 1)),
         ("transpose_32b_32r8x1c", f(Kind::Transpose, 32, 32, 8, 1)),
     ];
-    let surf = surface_bytes(HEIGHT * PITCH);
-    let surf_buf = ctx.buffer_from(&surf);
-    for (name, func) in loads {
-        let n = lane_bytes(&func);
-        let pos = positions(&func);
-        let coords = ctx.buffer_from(&pos);
-        let out = ctx.buffer_zeroed::<u8>(pos.len() * W * n);
-        let k = program.kernel(name);
-        k.arg_buffer(0, &surf_buf)
-            .arg(1, WIDTH as i32)
-            .arg(2, HEIGHT as i32)
-            .arg(3, PITCH as i32)
-            .arg_buffer(4, &coords)
-            .arg_buffer(5, &out);
-        ctx.run(&k, &[pos.len() * W], Some(&[W]));
-        let got: Vec<u8> = ctx.read(&out, pos.len() * W * n);
-        for (g, [x, y]) in pos.iter().enumerate() {
-            for l in 0..W {
-                let want = expected_read(&func, &surf, i64::from(*x), i64::from(*y), l);
-                let lane = &got[(g * W + l) * n..(g * W + l + 1) * n];
-                for (i, w) in want.iter().enumerate() {
-                    if let Some(w) = w {
-                        assert_eq!(lane[i], *w, "{name} at ({x}, {y}): lane {l} byte {i}");
-                    }
-                }
-            }
-        }
-    }
+    check_loads(&ctx, &program, &loads);
     // The store: compared with the write built-in of the same shape.
     let func = f(Kind::Write, 8, 4, 32, 1);
     let pos = positions(&func);
@@ -651,6 +624,41 @@ fn spirv_instructions_match_the_built_ins() {
 
 /// A block size outside the extension's tables, or an instruction whose capability
 /// the module does not declare, is refused.
+/// Runs each load kernel `(name, function)` of `program` (the LOADER shape: surface,
+/// width, height, pitch, coordinates per sub-group, output) at every position and
+/// compares every defined byte with the model.
+fn check_loads<N: AsRef<str>>(ctx: &DeviceContext, program: &Program, loads: &[(N, Func)]) {
+    let surf = surface_bytes(HEIGHT * PITCH);
+    let surf_buf = ctx.buffer_from(&surf);
+    for (name, func) in loads {
+        let name = name.as_ref();
+        let n = lane_bytes(func);
+        let pos = positions(func);
+        let coords = ctx.buffer_from(&pos);
+        let out = ctx.buffer_zeroed::<u8>(pos.len() * W * n);
+        let k = program.kernel(name);
+        k.arg_buffer(0, &surf_buf)
+            .arg(1, WIDTH as i32)
+            .arg(2, HEIGHT as i32)
+            .arg(3, PITCH as i32)
+            .arg_buffer(4, &coords)
+            .arg_buffer(5, &out);
+        ctx.run(&k, &[pos.len() * W], Some(&[W]));
+        let got: Vec<u8> = ctx.read(&out, pos.len() * W * n);
+        for (g, [x, y]) in pos.iter().enumerate() {
+            for l in 0..W {
+                let want = expected_read(func, &surf, i64::from(*x), i64::from(*y), l);
+                let lane = &got[(g * W + l) * n..(g * W + l + 1) * n];
+                for (i, w) in want.iter().enumerate() {
+                    if let Some(w) = w {
+                        assert_eq!(lane[i], *w, "{name} at ({x}, {y}): lane {l} byte {i}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// One load of each row of the OpenCL C read tables not covered above, as the
 /// SPV_INTEL_2d_block_io instructions through clCreateProgramWithIL, against the
 /// model (all sub-groups at every position).
@@ -711,35 +719,8 @@ fn spirv_loads_of_the_other_shapes() {
     let program = ctx
         .try_build_il(&il, "")
         .unwrap_or_else(|e| panic!("SPIR-V with SPV_INTEL_2d_block_io: {e}"));
-    let surf = surface_bytes(HEIGHT * PITCH);
-    let surf_buf = ctx.buffer_from(&surf);
-    for func in loads {
-        let kname = name(&func);
-        let n = lane_bytes(&func);
-        let pos = positions(&func);
-        let coords = ctx.buffer_from(&pos);
-        let out = ctx.buffer_zeroed::<u8>(pos.len() * W * n);
-        let k = program.kernel(&kname);
-        k.arg_buffer(0, &surf_buf)
-            .arg(1, WIDTH as i32)
-            .arg(2, HEIGHT as i32)
-            .arg(3, PITCH as i32)
-            .arg_buffer(4, &coords)
-            .arg_buffer(5, &out);
-        ctx.run(&k, &[pos.len() * W], Some(&[W]));
-        let got: Vec<u8> = ctx.read(&out, pos.len() * W * n);
-        for (g, [x, y]) in pos.iter().enumerate() {
-            for l in 0..W {
-                let want = expected_read(&func, &surf, i64::from(*x), i64::from(*y), l);
-                let lane = &got[(g * W + l) * n..(g * W + l + 1) * n];
-                for (i, w) in want.iter().enumerate() {
-                    if let Some(w) = w {
-                        assert_eq!(lane[i], *w, "{kname} at ({x}, {y}): lane {l} byte {i}");
-                    }
-                }
-            }
-        }
-    }
+    let named: Vec<(String, Func)> = loads.iter().map(|g| (name(g), *g)).collect();
+    check_loads(&ctx, &program, &named);
 }
 
 #[test]

@@ -299,6 +299,16 @@ fn case(
     }
 }
 
+/// `intel_sub_group_shuffle_up(m, x, delta)` for lane `l`: `x` of lane `l - delta`,
+/// or `m` of lane `W + l - delta` (the previous sub-group's worth of values).
+fn intel_shuffle_up(s: &Sg<'_>, l: usize) -> V {
+    if l >= s.delta {
+        s.x[l - s.delta]
+    } else {
+        s.m[s.w + l - s.delta]
+    }
+}
+
 /// Every case for type `t` at width `w`.
 fn cases(t: &Ty, w: usize) -> Vec<Case> {
     let mut c = Vec::new();
@@ -481,13 +491,7 @@ fn cases(t: &Ty, w: usize) -> Vec<Case> {
     c.push(case(
         "intel_sub_group_shuffle_up(m, x, d)",
         false,
-        |_, s, l| {
-            Some(if l >= s.delta {
-                s.x[l - s.delta]
-            } else {
-                s.m[s.w + l - s.delta]
-            })
-        },
+        |_, s, l| Some(intel_shuffle_up(s, l)),
     ));
     // Vectors: broadcasts (cl_khr_subgroup_extended_types), Intel shuffles.
     c.push(case(
@@ -556,13 +560,7 @@ fn cases(t: &Ty, w: usize) -> Vec<Case> {
         c.push(case(
             "intel_sub_group_shuffle_up((T2)(m), (T2)(x), d).y",
             false,
-            |_, s, l| {
-                Some(if l >= s.delta {
-                    s.x[l - s.delta]
-                } else {
-                    s.m[s.w + l - s.delta]
-                })
-            },
+            |_, s, l| Some(intel_shuffle_up(s, l)),
         ));
         c.push(case(
             "intel_sub_group_shuffle_down((T8)(x), (T8)(m), d).s5",
