@@ -198,48 +198,11 @@ fn check_reads(kind: Kind) {
     }
     let funcs = functions(kind);
     let program = ctx.build(&read_source(&funcs), OPTS);
-    let surf = surface_bytes(HEIGHT * PITCH);
-    let surf_buf = ctx.buffer_from(&surf);
-    for f in &funcs {
-        let (_, ts) = f.ctype();
-        let bytes = lane_bytes(f);
-        let per_lane = bytes + 4 * ts;
-        let pos = positions(f);
-        let coords = ctx.buffer_from(&pos);
-        let out = ctx.buffer_zeroed::<u8>(pos.len() * W * per_lane);
-        let k = program.kernel(&format!("k_{}", f.name()));
-        k.arg_buffer(0, &surf_buf)
-            .arg(1, WIDTH as i32)
-            .arg(2, HEIGHT as i32)
-            .arg(3, PITCH as i32)
-            .arg_buffer(4, &coords)
-            .arg_buffer(5, &out);
-        ctx.run(&k, &[pos.len() * W], Some(&[W]));
-        let got: Vec<u8> = ctx.read(&out, pos.len() * W * per_lane);
-        for (g, [x, y]) in pos.iter().enumerate() {
-            for l in 0..W {
-                let want = expected_read(f, &surf, i64::from(*x), i64::from(*y), l);
-                assert_eq!(want.len(), bytes, "{}", f.name());
-                let lane = &got[(g * W + l) * per_lane..(g * W + l + 1) * per_lane];
-                for (i, w) in want.iter().enumerate() {
-                    if let Some(w) = w {
-                        assert_eq!(lane[i], *w, "{} at ({x}, {y}): lane {l} byte {i}", f.name());
-                    }
-                }
-                // The guard tail after the destination is untouched.
-                for j in 0..4 {
-                    let guard = (0xC3C3C3C3u32 ^ (bytes / ts + j) as u32).to_le_bytes();
-                    let o = bytes + j * ts;
-                    assert_eq!(
-                        &lane[o..o + ts],
-                        &guard[..ts],
-                        "{} wrote past its destination",
-                        f.name()
-                    );
-                }
-            }
-        }
-    }
+    let named: Vec<(String, Func)> = funcs
+        .iter()
+        .map(|f| (format!("k_{}", f.name()), *f))
+        .collect();
+    check_loads(&ctx, &program, &named, true);
 }
 
 #[test]
@@ -584,7 +547,7 @@ fn spirv_instructions_match_the_built_ins() {
         ("transform_16b_16r16x1c", f(Kind::Transform, 16, 16, 16, 1)),
         ("transpose_32b_32r8x1c", f(Kind::Transpose, 32, 32, 8, 1)),
     ];
-    check_loads(&ctx, &program, &loads);
+    check_loads(&ctx, &program, &loads, false);
     // The store: compared with the write built-in of the same shape.
     let func = f(Kind::Write, 8, 4, 32, 1);
     let pos = positions(&func);
@@ -624,15 +587,24 @@ fn spirv_instructions_match_the_built_ins() {
 
 /// A block size outside the extension's tables, or an instruction whose capability
 /// the module does not declare, is refused.
-/// Runs each load kernel `(name, function)` of `program` (the LOADER shape: surface,
+/// Runs each load kernel `(name, function)` of `program` (arguments: surface,
 /// width, height, pitch, coordinates per sub-group, output) at every position and
-/// compares every defined byte with the model.
-fn check_loads<N: AsRef<str>>(ctx: &DeviceContext, program: &Program, loads: &[(N, Func)]) {
+/// compares every defined byte with the model. With `guard`, each lane's output is
+/// followed by 4 elements of the private array's guard tail (see `read_source`),
+/// which must be untouched.
+fn check_loads<N: AsRef<str>>(
+    ctx: &DeviceContext,
+    program: &Program,
+    loads: &[(N, Func)],
+    guard: bool,
+) {
     let surf = surface_bytes(HEIGHT * PITCH);
     let surf_buf = ctx.buffer_from(&surf);
     for (name, func) in loads {
         let name = name.as_ref();
-        let n = lane_bytes(func);
+        let bytes = lane_bytes(func);
+        let (_, ts) = func.ctype();
+        let n = if guard { bytes + 4 * ts } else { bytes };
         let pos = positions(func);
         let coords = ctx.buffer_from(&pos);
         let out = ctx.buffer_zeroed::<u8>(pos.len() * W * n);
@@ -648,11 +620,21 @@ fn check_loads<N: AsRef<str>>(ctx: &DeviceContext, program: &Program, loads: &[(
         for (g, [x, y]) in pos.iter().enumerate() {
             for l in 0..W {
                 let want = expected_read(func, &surf, i64::from(*x), i64::from(*y), l);
+                assert_eq!(want.len(), bytes, "{name}");
                 let lane = &got[(g * W + l) * n..(g * W + l + 1) * n];
                 for (i, w) in want.iter().enumerate() {
                     if let Some(w) = w {
                         assert_eq!(lane[i], *w, "{name} at ({x}, {y}): lane {l} byte {i}");
                     }
+                }
+                for j in (0..4).filter(|_| guard) {
+                    let tail = (0xC3C3C3C3u32 ^ (bytes / ts + j) as u32).to_le_bytes();
+                    let o = bytes + j * ts;
+                    assert_eq!(
+                        &lane[o..o + ts],
+                        &tail[..ts],
+                        "{name} wrote past its destination"
+                    );
                 }
             }
         }
@@ -720,7 +702,7 @@ fn spirv_loads_of_the_other_shapes() {
         .try_build_il(&il, "")
         .unwrap_or_else(|e| panic!("SPIR-V with SPV_INTEL_2d_block_io: {e}"));
     let named: Vec<(String, Func)> = loads.iter().map(|g| (name(g), *g)).collect();
-    check_loads(&ctx, &program, &named);
+    check_loads(&ctx, &program, &named, false);
 }
 
 #[test]
