@@ -255,6 +255,14 @@ fn decorations_and_capabilities() {
             "%i = OpLoad %ulong %gid",
         );
     refused(&text, "spv1.0", &["GlobalInvocationId", "type"]);
+    // The Private storage class needs the Shader capability (found by the mutation
+    // test: a Function pointer type turned into a Private one was accepted).
+    let text = module(
+        "",
+        "%pp = OpTypePointer Private %uint",
+        "%v = OpIAdd %uint %n %uint_1",
+    );
+    refused(&text, "spv1.0", &["Private", "Shader"]);
 }
 
 #[test]

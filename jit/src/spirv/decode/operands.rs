@@ -55,7 +55,12 @@ pub(super) fn result_ty(inst: &dr::Instruction) -> Result<Id, CompileError> {
 pub(super) fn storage_of(sc: spirv::StorageClass) -> Result<Storage, CompileError> {
     use spirv::StorageClass as S;
     Ok(match sc {
-        S::Function | S::Private => Storage::Function,
+        S::Function => Storage::Function,
+        // Private needs the Shader (or VectorComputeINTEL) capability, which an
+        // OpenCL module cannot declare.
+        S::Private => return Err(malformed(
+            "storage class Private requires the Shader capability (not in the OpenCL environment)",
+        )),
         S::CrossWorkgroup => Storage::CrossWorkgroup,
         S::UniformConstant => Storage::UniformConstant,
         S::Workgroup => Storage::Workgroup,
