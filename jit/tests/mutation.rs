@@ -347,8 +347,13 @@ fn worker(seed: u64, first: u64, step: u64, end: u64) -> BTreeMap<u64, Outcome> 
     results
 }
 
-/// `spirv-val`'s verdict on `words`: Some(true) valid, Some(false) invalid, None if
-/// spirv-val is not installed.
+/// spirv-val complaints about rules cranecl relaxes on purpose: generic pointer
+/// casts that change the pointee type (clang-22 emits them; the jit sees only
+/// addresses).
+const TOLERATED: &[&str] = &["Expected input and Result Type to point to the same type"];
+
+/// `spirv-val`'s verdict on `words`: Some(true) valid (or invalid only by a rule in
+/// [`TOLERATED`]), Some(false) invalid, None if spirv-val is not installed.
 fn spirv_val(words: &[u32]) -> Option<bool> {
     let env = match words.get(1).copied().unwrap_or(0) {
         v @ 0x0001_0000..=0x0001_0600 if v & 0xff == 0 => format!("spv1.{}", (v >> 8) & 0xff),
@@ -358,12 +363,14 @@ fn spirv_val(words: &[u32]) -> Option<bool> {
         .args(["--target-env", &env, "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .ok()?;
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     p.stdin.take()?.write_all(&bytes).ok()?;
-    Some(p.wait().ok()?.success())
+    let out = p.wait_with_output().ok()?;
+    let message = String::from_utf8_lossy(&out.stderr);
+    Some(out.status.success() || TOLERATED.iter().any(|t| message.contains(t)))
 }
 
 #[test]

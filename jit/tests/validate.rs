@@ -372,3 +372,59 @@ fn bit_field_and_integer_dot_operands() {
         &["OpIntDot", "at most 16 bits"],
     );
 }
+
+/// Rules found by long mutation runs (seeds 777001 and 424242): each mutant was
+/// accepted although spirv-val refuses it.
+#[test]
+fn rules_found_by_mutation_runs() {
+    // A pointer bit-cast from a 64-bit float vector.
+    refused(
+        &module(
+            "",
+            "%v2float = OpTypeVector %float 2\n%vz = OpConstantNull %v2float",
+            "%p = OpBitcast %pu %vz\n%v = OpLoad %uint %p",
+        ),
+        "spv1.0",
+        &["bit-cast"],
+    );
+    // An id-taking decoration through OpDecorate, a literal one through OpDecorateId.
+    let base = module("", "", "%v = OpIAdd %uint %n %uint_1");
+    let text = base.replace(
+        "OpDecorate %gid BuiltIn GlobalInvocationId",
+        "OpDecorate %gid BuiltIn GlobalInvocationId\nOpDecorate %o AlignmentId %uint_2",
+    );
+    refused(&text, "spv1.4", &["AlignmentId", "OpDecorateId"]);
+    let text = base.replace(
+        "OpDecorate %gid BuiltIn GlobalInvocationId",
+        "OpDecorate %gid BuiltIn GlobalInvocationId\nOpDecorateId %o Alignment 4",
+    );
+    refused(&text, "spv1.4", &["Alignment", "OpDecorateId"]);
+    // An imported variable with an initializer.
+    let text = module(
+        "OpCapability Linkage",
+        "%pcu = OpTypePointer CrossWorkgroup %uint\n%gv = OpVariable %pcu CrossWorkgroup %uint_1",
+        "%v = OpIAdd %uint %n %uint_1",
+    )
+    .replace(
+        "OpDecorate %gid BuiltIn GlobalInvocationId",
+        "OpDecorate %gid BuiltIn GlobalInvocationId\nOpDecorate %gv LinkageAttributes \"gv\" Import",
+    );
+    refused(&text, "spv1.0", &["imported", "initializer"]);
+    // A variable listed twice in a SPIR-V 1.4 interface.
+    let text = base.replace(
+        "OpEntryPoint Kernel %k \"k\" %gid",
+        "OpEntryPoint Kernel %k \"k\" %gid %gid",
+    );
+    refused(&text, "spv1.4", &["twice"]);
+    // Memory operands of the Vulkan memory model on a sized copy.
+    refused(
+        &module(
+            "",
+            "",
+            "%pc = OpInBoundsPtrAccessChain %pu %o %uint_1\nOpCopyMemorySized %pc %o %ulong_4 Aligned|NonPrivatePointer 4\n%v = OpIAdd %uint %n %uint_1",
+        )
+        .replace("%ulong = OpTypeInt 64 0", "%ulong = OpTypeInt 64 0\n%ulong_4 = OpConstant %ulong 4"),
+        "spv1.4",
+        &["Vulkan memory model"],
+    );
+}

@@ -85,6 +85,17 @@ impl Decoder {
                 a.class.opcode
             )));
         };
+        // Decorations whose operands are ids go with OpDecorateId, and only they.
+        let takes_id = matches!(
+            deco,
+            D::AlignmentId | D::MaxByteOffsetId | D::UniformId | D::CounterBuffer
+        );
+        if takes_id != (a.class.opcode == SOp::DecorateId) {
+            return Err(malformed(format!(
+                "decoration {deco:?} with Op{:?} (id operands need OpDecorateId, others OpDecorate)",
+                a.class.opcode
+            )));
+        }
         for t in targets {
             self.m.decoration_list.push((t, *deco, self.in_group));
             let d = self.m.decorations.entry(t).or_default();

@@ -204,16 +204,23 @@ impl Decoder {
                 value: id_at(inst, 1)?,
                 align: align_of(2)?,
             },
-            S::CopyMemory => Op::CopyMemory {
-                dst: id_at(inst, 0)?,
-                src: id_at(inst, 1)?,
-                size: None,
-            },
-            S::CopyMemorySized => Op::CopyMemory {
-                dst: id_at(inst, 0)?,
-                src: id_at(inst, 1)?,
-                size: Some(id_at(inst, 2)?),
-            },
+            // (The memory operands are checked; the copy needs no alignment.)
+            S::CopyMemory => {
+                memory_operands(inst, 2)?;
+                Op::CopyMemory {
+                    dst: id_at(inst, 0)?,
+                    src: id_at(inst, 1)?,
+                    size: None,
+                }
+            }
+            S::CopyMemorySized => {
+                memory_operands(inst, 3)?;
+                Op::CopyMemory {
+                    dst: id_at(inst, 0)?,
+                    src: id_at(inst, 1)?,
+                    size: Some(id_at(inst, 2)?),
+                }
+            }
             S::AccessChain | S::InBoundsAccessChain => Op::AccessChain {
                 base: id_at(inst, 0)?,
                 element: None,

@@ -348,6 +348,17 @@ impl Validator<'_> {
         for id in Self::sorted(&self.m.globals) {
             let g = &self.m.globals[&id];
             let bad = |why: String| err(format!("module-scope variable {}: {why}", g.name));
+            let imported = self
+                .m
+                .decorations
+                .get(&id)
+                .is_some_and(|d| d.import.is_some());
+            if imported && g.init.is_some() {
+                return Err(bad(
+                    "an imported variable (LinkageAttributes Import) cannot have an initializer"
+                        .into(),
+                ));
+            }
             let Some((storage, pointee)) = self.pointer(g.ty) else {
                 return Err(bad(format!(
                     "type {} is not a pointer type",
@@ -634,6 +645,13 @@ impl Validator<'_> {
                         "parameter %{p} of type {} cannot be a kernel argument",
                         self.type_name(*ty)
                     )));
+                }
+            }
+            // From SPIR-V 1.4, an interface names each variable once.
+            if self.m.version >= 0x0001_0400 {
+                let mut seen = std::collections::HashSet::new();
+                if let Some(g) = ep.interface.iter().find(|g| !seen.insert(**g)) {
+                    return Err(bad(format!("lists %{g} twice in its interface")));
                 }
             }
             // The interface lists the variables the kernel and its callees use

@@ -249,8 +249,18 @@ impl Validator<'_> {
                             .map(|s| u64::from(s.bits) * u64::from(s.count)),
                     }
                 };
+                // With a pointer on one side, the other is a pointer or an integer
+                // scalar (or, from SPIR-V 1.5, an integer vector).
+                let is_ptr = |t: Id| matches!(self.ty(t), Some(Type::Pointer { .. }));
+                let pointer_peer = |t: Id| {
+                    is_ptr(t)
+                        || self.shape(t).is_some_and(|s| {
+                            s.kind == Kind::Int && (s.count == 1 || self.m.version >= 0x0001_0500)
+                        })
+                };
+                let peers_ok = (!is_ptr(t) || pointer_peer(r)) && (!is_ptr(r) || pointer_peer(t));
                 match (bits(t), bits(r)) {
-                    (Some(a), Some(b)) if a == b => {}
+                    (Some(a), Some(b)) if a == b && peers_ok => {}
                     _ => {
                         return Err(err(format!(
                             "cannot bit-cast {} to {}",
