@@ -127,6 +127,7 @@ const KNOWN_CAPABILITIES: &[(u32, &str, Option<&str>)] = &[
     (11, "Int64", None),
     (12, "Int64Atomics", None),
     (18, "Groups", None),
+    (19, "DeviceEnqueue", None),
     (22, "Int16", None),
     (38, "GenericPointer", None),
     (39, "Int8", None),
