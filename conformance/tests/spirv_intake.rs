@@ -299,7 +299,13 @@ fn spirv_queries_list_what_modules_may_declare() {
         pipes != 0,
         "Pipes exactly with pipe support"
     );
-    assert!(!caps.contains(&19), "no device enqueue");
+    // CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES.
+    let enqueue: cl_ulong = device_info(ctx.device, 0x1070).unwrap();
+    assert_eq!(
+        caps.contains(&19),
+        enqueue != 0,
+        "DeviceEnqueue exactly with device-side enqueue"
+    );
     for cap in &caps {
         let (_, name, ext) = KNOWN_CAPABILITIES
             .iter()
