@@ -434,3 +434,50 @@ fn a_mistyped_enqueue_kernel_is_refused_with_a_log_naming_it() {
         "{log}"
     );
 }
+
+/// SPIRV-LLVM-Translator's output for `data/translator_enqueue.cl` (how to regenerate
+/// it is there): its invoke kernels are entry-point wrappers around the functions
+/// `OpEnqueueKernel` names, its `ND Range` operands are pointers and its `Local Size`
+/// a pointer to the size.
+const TRANSLATOR_MODULE: &[u8] = include_bytes!("data/translator_enqueue.spv");
+
+#[test]
+fn translator_output_enqueues_and_queries() {
+    let Some(dc) = setup() else { return };
+    let _dq = default_device_queue(&dc);
+    let program = dc
+        .try_program_from_il(TRANSLATOR_MODULE)
+        .expect("clCreateProgramWithIL");
+    let program = dc
+        .try_build_program(program, "")
+        .unwrap_or_else(|f| panic!("{f}"));
+    let parent = program.kernel("parent");
+    let out = dc.buffer_from(&[-1i32; 48]);
+    let rc = dc.buffer_from(&[-7i32; 9]);
+    let cap = 5i32;
+    parent.arg_buffer(0, &out).arg(1, cap).arg_buffer(2, &rc);
+    dc.run(&parent, &[1], None);
+    let got: Vec<i32> = dc.read(&out, 48);
+    let mut want = vec![-1i32; 48];
+    for i in 0..16 {
+        want[i] = 2 * cap + i as i32;
+        want[16 + i] = want[i] + 1;
+    }
+    assert_eq!(got, want);
+    let rc: Vec<i32> = dc.read(&rc, 9);
+    let block = program.kernel("__parent_block_invoke_3_kernel");
+    let d = dc.device;
+    let wg: usize = block.work_group_info(d, CL_KERNEL_WORK_GROUP_SIZE).unwrap();
+    let multiple: usize = block
+        .work_group_info(d, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE)
+        .unwrap();
+    let count: usize = block
+        .sub_group_info(d, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[32])
+        .unwrap();
+    let max_size: usize = block
+        .sub_group_info(d, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[32])
+        .unwrap();
+    let want = [0, 0, wg, multiple, count, max_size, 1, 0, 0];
+    let want: Vec<i32> = want.iter().map(|&v| v as i32).collect();
+    assert_eq!(rc, want);
+}

@@ -536,13 +536,17 @@ impl Session {
         if info.args.is_empty() || info.args.len() != nlocal + 1 || (nlocal > 0 && sizes == 0) {
             return CLK_INVALID_ARG_SIZE;
         }
-        if block == 0 {
+        // A null block literal: SPIR-V producers pass one for a block without
+        // captures (its invoke kernel then gets a null pointer); clang never does.
+        if block == 0 && param_size == 0 {
             return CLK_ENQUEUE_FAILURE;
         }
         // SAFETY: `block` is the block literal clang built (its size in the first 4
         // bytes) unless SPIR-V's `Param Size` gives the size; `sizes` holds `nlocal`
         // size_t values.
-        let block_size = if param_size > 0 {
+        let block_size = if block == 0 {
+            0
+        } else if param_size > 0 {
             param_size
         } else {
             unsafe { (block as *const u32).read_unaligned() as usize }
@@ -558,7 +562,8 @@ impl Session {
         };
         let mut args = vec![0u8; info.arg_block_size];
         let a0 = info.args[0].offset;
-        args[a0..a0 + 8].copy_from_slice(&(copy.as_ptr() as u64).to_ne_bytes());
+        let literal = if block == 0 { 0 } else { copy.as_ptr() as u64 };
+        args[a0..a0 + 8].copy_from_slice(&literal.to_ne_bytes());
         let mut local_args = Vec::with_capacity(nlocal);
         let mut local_total = info.static_local_bytes;
         for (i, a) in info.args[1..].iter().enumerate() {
