@@ -245,8 +245,30 @@ fn entries_with_invokes(
             }
         }
     }
+    // SPIRV-LLVM-Translator's invoke kernels are entry points whose function only
+    // calls the invoke function `OpEnqueueKernel` names, with the same parameters.
+    let wraps = |ep: &spirv::EntryPoint, f: spirv::Id| {
+        let Some(g) = m.functions.get(&ep.function) else {
+            return false;
+        };
+        let params: Vec<spirv::Id> = g.params.iter().map(|(id, _)| *id).collect();
+        match g.blocks.as_slice() {
+            [b] => {
+                matches!(b.term, spirv::Terminator::Return)
+                    && matches!(
+                        b.insts.iter().filter(|i| !matches!(i.op, spirv::Op::Nop)).collect::<Vec<_>>().as_slice(),
+                        [i] if matches!(&i.op, spirv::Op::Call { function, args } if *function == f && *args == params)
+                    )
+            }
+            _ => false,
+        }
+    };
     for f in invokes {
-        let name = match entries.iter().find(|ep| ep.function == f) {
+        let named = entries
+            .iter()
+            .find(|ep| ep.function == f)
+            .or_else(|| entries.iter().find(|ep| wraps(ep, f)));
+        let name = match named {
             Some(ep) => ep.name.clone(),
             None => {
                 let name = format!("{}{f}", crate::device_enqueue::HIDDEN_KERNEL_PREFIX);
