@@ -222,8 +222,62 @@ const QUERIES: &str = r#"
                OpFunctionEnd
 "#;
 
+/// `fanout(out)`: every work-item `i` enqueues the hidden `child_c` over `i + 1`
+/// work-items (its own ND-range and block literal, so varying operands), which
+/// writes `out[8 * i + j] = 100 * i + j`; the return codes go to `out[64 + i]`.
+const FANOUT: &str = r#"
+     %fanout = OpFunction %void None %fn_fanout
+        %fo = OpFunctionParameter %pg_uint
+        %fe = OpLabel
+      %fblk = OpVariable %pf_block Function
+       %fgv = OpLoad %v3ulong %gid_var
+       %fg0 = OpCompositeExtract %ulong %fgv 0
+      %fg32 = OpUConvert %uint %fg0
+       %ff0 = OpInBoundsAccessChain %pf_uint %fblk %uint_0
+              OpStore %ff0 %uint_24
+       %ff1 = OpInBoundsAccessChain %pf_uint %fblk %uint_1
+              OpStore %ff1 %uint_8
+       %ff2 = OpInBoundsAccessChain %pf_pg_uint %fblk %uint_2
+              OpStore %ff2 %fo
+       %ff3 = OpInBoundsAccessChain %pf_uint %fblk %uint_3
+              OpStore %ff3 %fg32
+       %fb8 = OpBitcast %pf_uchar %fblk
+       %fpa = OpPtrCastToGeneric %pgen_uchar %fb8
+       %fq = OpGetDefaultQueue %queue
+      %fgs = OpIAdd %ulong %fg0 %ulong_1
+      %fnd = OpBuildNDRange %ndrange %fgs %ulong_1 %ulong_0
+       %fr = OpEnqueueKernel %uint %fq %uint_0 %fnd %uint_0 %null_ev %null_ev %child_c %fpa %uint_24 %uint_8
+      %fri = OpIAdd %ulong %fg0 %ulong_64
+      %frp = OpInBoundsPtrAccessChain %pg_uint %fo %fri
+              OpStore %frp %fr
+              OpReturn
+              OpFunctionEnd
+    %child_c = OpFunction %void None %fn_child_a
+        %cb = OpFunctionParameter %pgen_uchar
+        %ce = OpLabel
+       %cbs = OpBitcast %pgen_block %cb
+        %c2 = OpInBoundsAccessChain %pgen_pg_uint %cbs %uint_2
+      %cout = OpLoad %pg_uint %c2
+        %c3 = OpInBoundsAccessChain %pgen_uint %cbs %uint_3
+       %ci = OpLoad %uint %c3
+       %cgv = OpLoad %v3ulong %gid_var
+       %cg0 = OpCompositeExtract %ulong %cgv 0
+      %cg32 = OpUConvert %uint %cg0
+      %c100 = OpIMul %uint %ci %uint_100
+      %cval = OpIAdd %uint %c100 %cg32
+      %ci64 = OpUConvert %ulong %ci
+       %ci8 = OpIMul %ulong %ci64 %ulong_8
+      %cidx = OpIAdd %ulong %ci8 %cg0
+      %cdst = OpInBoundsPtrAccessChain %pg_uint %cout %cidx
+              OpStore %cdst %cval
+              OpReturn
+              OpFunctionEnd
+"#;
+
 /// Constants only `QUERIES` needs (module-scope, so before the functions).
 const QUERY_CONSTANTS: &str = r#"
+  %uint_100 = OpConstant %uint 100
+ %fn_fanout = OpTypeFunction %void %pg_uint
     %ulong_3 = OpConstant %ulong 3
     %ulong_5 = OpConstant %ulong 5
     %ulong_6 = OpConstant %ulong 6
@@ -247,6 +301,7 @@ const HEADER: &str = r#"
                OpEntryPoint Kernel %parent "parent" %gid_var %lid_var
                OpEntryPoint Kernel %child_a "child_a" %gid_var
                OpEntryPoint Kernel %queries "queries"
+               OpEntryPoint Kernel %fanout "fanout" %gid_var
                OpDecorate %gid_var BuiltIn GlobalInvocationId
                OpDecorate %gid_var Constant
                OpDecorate %lid_var BuiltIn LocalInvocationId
@@ -254,7 +309,7 @@ const HEADER: &str = r#"
 "#;
 
 fn module() -> String {
-    format!("{HEADER}{COMMON}{QUERY_CONSTANTS}{PARENT}{CHILDREN}{QUERIES}")
+    format!("{HEADER}{COMMON}{QUERY_CONSTANTS}{PARENT}{CHILDREN}{QUERIES}{FANOUT}")
 }
 
 fn assemble(text: &str) -> Option<Vec<u8>> {
@@ -321,7 +376,7 @@ fn enqueue_kernel_runs_children_with_captures_events_and_local_memory() {
         .unwrap()
         .trim_end_matches('\0')
         .to_string();
-    assert_eq!(names, "parent;child_a;queries");
+    assert_eq!(names, "parent;child_a;queries;fanout");
     let parent = program.kernel("parent");
     let out = dc.buffer_from(&[-1i32; 40]);
     let cap = 21i32;
@@ -335,6 +390,26 @@ fn enqueue_kernel_runs_children_with_captures_events_and_local_memory() {
     }
     want[32] = 0;
     want[33] = 0;
+    assert_eq!(got, want);
+}
+
+#[test]
+fn every_work_item_enqueues_its_own_child() {
+    let Some(dc) = setup() else { return };
+    let _dq = default_device_queue(&dc);
+    let Some(program) = built(&dc) else { return };
+    let fanout = program.kernel("fanout");
+    let out = dc.buffer_from(&[-1i32; 72]);
+    fanout.arg_buffer(0, &out);
+    dc.run(&fanout, &[8], Some(&[8]));
+    let got: Vec<i32> = dc.read(&out, 72);
+    let mut want = vec![-1i32; 72];
+    for i in 0..8 {
+        for j in 0..=i {
+            want[8 * i + j] = 100 * i as i32 + j as i32;
+        }
+        want[64 + i] = 0;
+    }
     assert_eq!(got, want);
 }
 
