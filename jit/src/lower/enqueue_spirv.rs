@@ -57,7 +57,7 @@ impl Tr<'_, '_> {
         let name = name.unwrap_or_default();
         let mut rows: Vec<(usize, Vec<Value>)> = Vec::new();
         let (dop, nargs) = match op {
-            E::BuildNdRange => unreachable!("handled above"),
+            E::BuildNdRange => return Err(CompileError::codegen("OpBuildNDRange as a call")),
             E::GetDefaultQueue => (DeviceOp::GetDefaultQueue, 0),
             E::CreateUserEvent => (DeviceOp::CreateUserEvent, 0),
             E::EnqueueKernel => {
@@ -258,7 +258,7 @@ impl Tr<'_, '_> {
                     let mask = self.mask.clone();
                     let mut lanes = Vec::with_capacity(w);
                     for (l, p) in ptrs.into_iter().enumerate() {
-                        let p = if mask.is_empty() {
+                        let p = if mask.is_empty() || self.full_state == Some(true) {
                             p
                         } else {
                             let on = self.lane_active(&mask, l);
