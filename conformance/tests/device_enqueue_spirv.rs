@@ -385,6 +385,13 @@ fn enqueue_kernel_runs_children_with_captures_events_and_local_memory() {
         .trim_end_matches('\0')
         .to_string();
     assert_eq!(names, "parent;child_a;queries;fanout");
+    if testing_cranecl() {
+        // Nor can clCreateKernel name it (`__cranecl.invoke.<result id>`).
+        for id in 1..400 {
+            let e = program.try_kernel(&format!("__cranecl.invoke.{id}"));
+            assert_eq!(e.err().map(|e| e.code), Some(CL_INVALID_KERNEL_NAME));
+        }
+    }
     let parent = program.kernel("parent");
     let out = dc.buffer_from(&[-1i32; 40]);
     let cap = 21i32;
