@@ -25,11 +25,10 @@ extern "C" {
 }
 
 /// The test context, or `None` (skipped) when the device has no device-side enqueue.
-/// On cranecl the feature is an opt-in (`CRANECL_DEVICE_ENQUEUE=1`; `make test` runs
-/// this file a second time with it, and `device_enqueue_is_claimed_exactly_when_enabled`
-/// checks the default).
+/// On cranecl the feature is on unless `CRANECL_DEVICE_ENQUEUE=0`
+/// (`device_enqueue_is_claimed_exactly_when_enabled` checks the opt-out).
 fn setup() -> Option<DeviceContext> {
-    if testing_cranecl() && std::env::var("CRANECL_DEVICE_ENQUEUE").as_deref() != Ok("1") {
+    if testing_cranecl() && std::env::var("CRANECL_DEVICE_ENQUEUE").as_deref() == Ok("0") {
         return None;
     }
     let dc = DeviceContext::new();
@@ -441,17 +440,16 @@ fn no_default_queue_fails_the_enqueue() {
     drop(dc);
 }
 
-/// cranecl claims device-side enqueue only with `CRANECL_DEVICE_ENQUEUE=1` (SPIR-V's
-/// own `OpEnqueueKernel` family is not lowered yet); without it the device reports no
-/// on-device queues, refuses them, and a kernel calling `enqueue_kernel` fails to
-/// build with a log.
+/// cranecl claims device-side enqueue unless `CRANECL_DEVICE_ENQUEUE=0`; with the
+/// opt-out the device reports no on-device queues, refuses them, and a kernel calling
+/// `enqueue_kernel` fails to build with a log.
 #[test]
 fn device_enqueue_is_claimed_exactly_when_enabled() {
     let dc = DeviceContext::new();
     if !testing_cranecl() {
         return;
     }
-    let on = std::env::var("CRANECL_DEVICE_ENQUEUE").as_deref() == Ok("1");
+    let on = std::env::var("CRANECL_DEVICE_ENQUEUE").as_deref() != Ok("0");
     let caps: u64 = device_info(dc.device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES).unwrap();
     assert_eq!(
         caps != 0,

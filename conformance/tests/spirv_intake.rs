@@ -127,6 +127,7 @@ const KNOWN_CAPABILITIES: &[(u32, &str, Option<&str>)] = &[
     (11, "Int64", None),
     (12, "Int64Atomics", None),
     (18, "Groups", None),
+    (19, "DeviceEnqueue", None),
     (22, "Int16", None),
     (38, "GenericPointer", None),
     (39, "Int8", None),
@@ -298,7 +299,13 @@ fn spirv_queries_list_what_modules_may_declare() {
         pipes != 0,
         "Pipes exactly with pipe support"
     );
-    assert!(!caps.contains(&19), "no device enqueue");
+    // CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES.
+    let enqueue: cl_ulong = device_info(ctx.device, 0x1070).unwrap();
+    assert_eq!(
+        caps.contains(&19),
+        enqueue != 0,
+        "DeviceEnqueue exactly with device-side enqueue"
+    );
     for cap in &caps {
         let (_, name, ext) = KNOWN_CAPABILITIES
             .iter()

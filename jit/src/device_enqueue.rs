@@ -21,7 +21,9 @@ pub enum DeviceOp {
     /// `enqueue_kernel`: queue, flags, `ndrange_t*`, number of wait events, wait list
     /// (`clk_event_t*`), event to return (`clk_event_t*`, may be null), the invoke
     /// kernel's name (NUL-terminated), the block literal, number of `__local`
-    /// arguments, their sizes (`size_t*`) -> `CLK_SUCCESS` or an error code.
+    /// arguments, their sizes (`size_t*`), the block literal's size (0: read it from
+    /// the literal's first 4 bytes, as clang lays it out) -> `CLK_SUCCESS` or an
+    /// error code.
     EnqueueKernel = 1,
     /// `get_kernel_work_group_size`: (unused), name, block -> size.
     KernelWorkGroupSize = 2,
@@ -46,10 +48,25 @@ pub enum DeviceOp {
     /// `enqueue_marker`: queue, number of wait events, wait list, event to return
     /// -> `CLK_SUCCESS` or an error code.
     EnqueueMarker = 12,
+    /// `OpGetKernelLocalSizeForSubgroupCount`: sub-group count, name, block ->
+    /// `CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT`'s first dimension.
+    KernelLocalSizeForSubGroupCount = 13,
+    /// `OpGetKernelMaxNumSubgroups`: (unused), name, block -> `CL_KERNEL_MAX_NUM_SUB_GROUPS`.
+    KernelMaxNumSubGroups = 14,
 }
 
 /// Number of arguments of every `EnqueueKernel` call.
-pub const ENQUEUE_ARGS: usize = 10;
+pub const ENQUEUE_ARGS: usize = 11;
+
+/// Name prefix of the hidden kernels the jit compiles for `OpEnqueueKernel` invoke
+/// functions that are not entry points (`.` keeps them apart from OpenCL C names);
+/// the runtime leaves them out of `CL_PROGRAM_KERNEL_NAMES` and `clCreateKernel`.
+pub const HIDDEN_KERNEL_PREFIX: &str = "__cranecl.invoke.";
+
+/// Whether `name` is one of the hidden invoke kernels.
+pub fn is_hidden_kernel(name: &str) -> bool {
+    name.starts_with(HIDDEN_KERNEL_PREFIX)
+}
 
 /// How an import's parameters map onto its operation's arguments: `(operation,
 /// argument count, for each parameter its argument index)`.

@@ -125,13 +125,14 @@ fn compile_module(
     let m = spirv::decode(words)?;
     let mut jit = codegen::Jit::new(options.opt_disable)?;
     // Constant and program-scope data, owned by the compiled program.
-    let data = program_data::lay_out(&m)?;
+    let mut data = program_data::lay_out(&m)?;
+    let entries = entries_with_invokes(&m, &mut data)?;
     let data_addrs = data.addrs.clone();
     let global_variable_bytes = data.global_variable_bytes;
     let mut infos = Vec::new();
     let mut printfs = Vec::new();
     let mut ids = Vec::new();
-    for ep in &m.entry_points {
+    for ep in &entries {
         let f = m.functions.get(&ep.function).ok_or_else(|| {
             CompileError::malformed(format!("kernel {} has no function", ep.name))
         })?;
@@ -223,6 +224,68 @@ fn compile_module(
     })
 }
 
+/// The kernels to compile: the entry points, then a hidden kernel (named
+/// [`crate::device_enqueue::HIDDEN_KERNEL_PREFIX`] and its id) for each
+/// `OpEnqueueKernel`/`OpGetKernel*` invoke function that is not an entry point. Each
+/// invoke function's kernel name goes into `data` (its address under the function's
+/// id), for the runtime to find the kernel by.
+fn entries_with_invokes(
+    m: &spirv::Module,
+    data: &mut program_data::ProgramData,
+) -> Result<Vec<spirv::EntryPoint>, CompileError> {
+    let mut entries = m.entry_points.clone();
+    let mut invokes = std::collections::BTreeSet::new();
+    for f in m.functions.values() {
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            if let spirv::Op::DeviceEnqueue {
+                invoke: Some(i), ..
+            } = &inst.op
+            {
+                invokes.insert(*i);
+            }
+        }
+    }
+    // SPIRV-LLVM-Translator's invoke kernels are entry points whose function only
+    // calls the invoke function `OpEnqueueKernel` names, with the same parameters.
+    let wraps = |ep: &spirv::EntryPoint, f: spirv::Id| {
+        let Some(g) = m.functions.get(&ep.function) else {
+            return false;
+        };
+        let params: Vec<spirv::Id> = g.params.iter().map(|(id, _)| *id).collect();
+        match g.blocks.as_slice() {
+            [b] => {
+                matches!(b.term, spirv::Terminator::Return)
+                    && matches!(
+                        b.insts.iter().filter(|i| !matches!(i.op, spirv::Op::Nop)).collect::<Vec<_>>().as_slice(),
+                        [i] if matches!(&i.op, spirv::Op::Call { function, args } if *function == f && *args == params)
+                    )
+            }
+            _ => false,
+        }
+    };
+    for f in invokes {
+        let named = entries
+            .iter()
+            .find(|ep| ep.function == f)
+            .or_else(|| entries.iter().find(|ep| wraps(ep, f)));
+        let name = match named {
+            Some(ep) => ep.name.clone(),
+            None => {
+                let name = format!("{}{f}", crate::device_enqueue::HIDDEN_KERNEL_PREFIX);
+                entries.push(spirv::EntryPoint {
+                    function: f,
+                    name: name.clone(),
+                    interface: Vec::new(),
+                    modes: Default::default(),
+                });
+                name
+            }
+        };
+        data.add_name(f, &name)?;
+    }
+    Ok(entries)
+}
+
 /// Whether a kernel calls a device-side enqueue built-in (its launches need the
 /// runtime's [`crate::abi::DeviceEnqueue`] hook).
 fn flat_uses_device_enqueue(m: &spirv::Module, flat: &analysis::flatten::FlatFunction) -> bool {
@@ -230,6 +293,7 @@ fn flat_uses_device_enqueue(m: &spirv::Module, flat: &analysis::flatten::FlatFun
         .iter()
         .flat_map(|b| &b.insts)
         .any(|inst| match &inst.op {
+            spirv::Op::DeviceEnqueue { .. } => true,
             spirv::Op::Call { function, .. } => m.functions.get(function).is_some_and(|f| {
                 let name = f.import.as_deref().unwrap_or(&f.name);
                 crate::device_enqueue::import(name).is_some()

@@ -30,6 +30,9 @@ pub struct ProgramData {
     /// Bytes of writable program-scope variables (`CrossWorkgroup` storage):
     /// `CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE`.
     pub global_variable_bytes: usize,
+    /// NUL-terminated strings kernels pass by address (the names of device-enqueue
+    /// invoke kernels, see [`ProgramData::add_name`]).
+    names: Vec<std::ffi::CString>,
 }
 
 // SAFETY: the block is plain memory owned by this struct; Rust code never reads or
@@ -88,6 +91,7 @@ pub fn lay_out(m: &Module) -> Result<ProgramData, CompileError> {
             block: None,
             addrs: HashMap::new(),
             global_variable_bytes: 0,
+            names: Vec::new(),
         });
     }
     let chunks = total.div_ceil(BLOCK_ALIGN);
@@ -112,7 +116,21 @@ pub fn lay_out(m: &Module) -> Result<ProgramData, CompileError> {
         block: NonNull::new(Box::into_raw(boxed)),
         addrs,
         global_variable_bytes,
+        names: Vec::new(),
     })
+}
+
+impl ProgramData {
+    /// Keeps `name` as a NUL-terminated string for the program's lifetime and maps
+    /// `id` (an `OpFunction`: a device-enqueue invoke) to its address in [`Self::addrs`].
+    pub fn add_name(&mut self, id: Id, name: &str) -> Result<(), CompileError> {
+        let c = std::ffi::CString::new(name)
+            .map_err(|_| CompileError::malformed(format!("kernel name {name:?} has a NUL")))?;
+        // The CString's heap buffer does not move when the vector grows.
+        self.addrs.insert(id, c.as_ptr() as u64);
+        self.names.push(c);
+        Ok(())
+    }
 }
 
 fn too_big() -> CompileError {

@@ -349,6 +349,27 @@ impl Session {
                     k.info.num_sub_groups(nd.local_size) as u64
                 }
             }
+            x if x == DeviceOp::KernelLocalSizeForSubGroupCount as u32 => {
+                // As clGetKernelSubGroupInfo(CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT).
+                let Some(k) = self.kernel_named(arg(1)) else {
+                    return 0;
+                };
+                let count = arg(0) as u32 as usize;
+                let w = k.info.sub_group_width as usize;
+                let allowed = k
+                    .info
+                    .required_num_sub_groups
+                    .is_none_or(|n| n as usize == count);
+                count
+                    .checked_mul(w)
+                    .filter(|x| *x <= max_wg_size(&k.info) && count > 0 && allowed)
+                    .unwrap_or(0) as u64
+            }
+            x if x == DeviceOp::KernelMaxNumSubGroups as u32 => {
+                self.kernel_named(arg(1)).map_or(0, |k| {
+                    max_wg_size(&k.info).div_ceil(k.info.sub_group_width as usize) as u64
+                })
+            }
             x if x == DeviceOp::CreateUserEvent as u32 => {
                 let mut st = self.state.lock();
                 new_event(&mut st, 1, true).unwrap_or(0)
@@ -489,6 +510,7 @@ impl Session {
         let (queue, flags, nd, nevents, wait_list, event_ret) =
             (arg(0), arg(1), arg(2), arg(3), arg(4), arg(5));
         let (name, block, nlocal, sizes) = (arg(6), arg(7), arg(8), arg(9));
+        let param_size = arg(10) as u32 as usize;
         let Some(q) = device_queue_at(queue) else {
             return CLK_INVALID_QUEUE;
         };
@@ -514,12 +536,21 @@ impl Session {
         if info.args.is_empty() || info.args.len() != nlocal + 1 || (nlocal > 0 && sizes == 0) {
             return CLK_INVALID_ARG_SIZE;
         }
-        if block == 0 {
+        // A null block literal: SPIR-V producers pass one for a block without
+        // captures (its invoke kernel then gets a null pointer); clang never does.
+        if block == 0 && param_size == 0 {
             return CLK_ENQUEUE_FAILURE;
         }
         // SAFETY: `block` is the block literal clang built (its size in the first 4
-        // bytes); `sizes` holds `nlocal` size_t values.
-        let block_size = unsafe { (block as *const u32).read_unaligned() } as usize;
+        // bytes) unless SPIR-V's `Param Size` gives the size; `sizes` holds `nlocal`
+        // size_t values.
+        let block_size = if block == 0 {
+            0
+        } else if param_size > 0 {
+            param_size
+        } else {
+            unsafe { (block as *const u32).read_unaligned() as usize }
+        };
         let mut copy = vec![0u64; block_size.div_ceil(8).max(1)].into_boxed_slice();
         // SAFETY: as above; the copy holds at least `block_size` bytes.
         unsafe {
@@ -531,7 +562,8 @@ impl Session {
         };
         let mut args = vec![0u8; info.arg_block_size];
         let a0 = info.args[0].offset;
-        args[a0..a0 + 8].copy_from_slice(&(copy.as_ptr() as u64).to_ne_bytes());
+        let literal = if block == 0 { 0 } else { copy.as_ptr() as u64 };
+        args[a0..a0 + 8].copy_from_slice(&literal.to_ne_bytes());
         let mut local_args = Vec::with_capacity(nlocal);
         let mut local_total = info.static_local_bytes;
         for (i, a) in info.args[1..].iter().enumerate() {

@@ -71,20 +71,19 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_async_work_group_copy_fence", (1, 0, 0)),
 ];
 
-/// Device-side enqueue, claimed only with `CRANECL_DEVICE_ENQUEUE=1` (see
+/// Device-side enqueue, claimed unless `CRANECL_DEVICE_ENQUEUE=0` (see
 /// [`device_enqueue_enabled`]).
 pub const DEVICE_ENQUEUE_FEATURE: (&str, (u32, u32, u32)) =
     ("__opencl_c_device_enqueue", (3, 0, 0));
 
-/// Whether device-side enqueue is claimed. It works for OpenCL C source (built through
-/// LLVM IR by `build::device_enqueue`, run by `runtime::device_enqueue`), but the jit
-/// does not lower SPIR-V's own `OpEnqueueKernel` family, and a device that claims
-/// device enqueue and takes SPIR-V must accept the `DeviceEnqueue` capability's
-/// instructions (OpenCL 3.0; CTS api `spirv_query_requirements`). Until it does, the
-/// feature is an opt-in: `CRANECL_DEVICE_ENQUEUE=1`, read once per process.
+/// Whether device-side enqueue is claimed: OpenCL C source is built through LLVM IR
+/// (`build::device_enqueue`), SPIR-V's `OpEnqueueKernel` family is lowered by the jit
+/// (`lower::enqueue_spirv`), both run by `runtime::device_enqueue`. The opt-out
+/// `CRANECL_DEVICE_ENQUEUE=0` (read once per process) turns the feature, on-device
+/// queues and the `DeviceEnqueue` SPIR-V capability off.
 pub fn device_enqueue_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("CRANECL_DEVICE_ENQUEUE").is_some_and(|v| v == "1"))
+    *ON.get_or_init(|| std::env::var_os("CRANECL_DEVICE_ENQUEUE").is_none_or(|v| v != "0"))
 }
 
 /// Every OpenCL C 3.0 optional feature the device claims: [`OPENCL_C_FEATURES`] and,
@@ -270,6 +269,7 @@ pub fn spirv_capabilities() -> Vec<u32> {
             "GroupNonUniformClustered" => has_extension("cl_khr_subgroup_clustered_reduce"),
             "GroupNonUniformRotateKHR" => has_extension("cl_khr_subgroup_rotate"),
             "Pipes" => pipe_support(),
+            "DeviceEnqueue" => device_enqueue_enabled(),
             n if n.starts_with("GroupNonUniform") => has_feature("__opencl_c_subgroups"),
             _ => true,
         }

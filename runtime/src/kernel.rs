@@ -114,7 +114,12 @@ impl Kernel {
         let Some(first) = executables.first() else {
             return Err(CL_INVALID_PROGRAM_EXECUTABLE);
         };
-        let first_kernel = first.compiled.kernel(name).ok_or(CL_INVALID_KERNEL_NAME)?;
+        // The hidden invoke kernels of SPIR-V device enqueue are no kernels of the API.
+        let first_kernel = first
+            .compiled
+            .kernel(name)
+            .filter(|_| !cranecl_jit::device_enqueue::is_hidden_kernel(name))
+            .ok_or(CL_INVALID_KERNEL_NAME)?;
         let source = KernelSourceInfo::of(program, first, first_kernel);
         let mut per_device = Vec::with_capacity(executables.len());
         for exe in &executables {

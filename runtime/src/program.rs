@@ -664,8 +664,13 @@ impl Program {
 
     /// `CL_PROGRAM_KERNEL_NAMES` in module order (of the first device's executable).
     pub fn kernel_names(&self) -> Option<Vec<String>> {
-        self.compiled()
-            .map(|c| c.kernels.iter().map(|k| k.info.name.clone()).collect())
+        self.compiled().map(|c| {
+            c.kernels
+                .iter()
+                .map(|k| k.info.name.clone())
+                .filter(|n| !cranecl_jit::device_enqueue::is_hidden_kernel(n))
+                .collect()
+        })
     }
 }
 

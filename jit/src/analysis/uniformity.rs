@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use super::cfg::Cfg;
 use super::flatten::FlatFunction;
 use super::for_each_operand;
-use crate::spirv::{BuiltIn, GroupMode, GroupOp, Id, Module, Op, PipeOp, Terminator};
+use crate::spirv::{BuiltIn, EnqueueOp, GroupMode, GroupOp, Id, Module, Op, PipeOp, Terminator};
 
 /// Result of the analysis.
 #[derive(Clone, Debug, Default)]
@@ -97,6 +97,10 @@ pub fn analyze(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Uniformity {
                     Op::Variable { .. } => true,
                     Op::Atomic { .. } => true,
                     Op::Call { .. } => true,
+                    // Calls of the runtime per lane; OpBuildNDRange only moves values.
+                    Op::DeviceEnqueue { op, args, .. } => {
+                        *op != EnqueueOp::BuildNdRange || args.iter().any(|a| varying.contains(a))
+                    }
                     // Per-work-item pipe accesses and reservations differ per lane;
                     // group reservations and the packet counts are one per group.
                     Op::Pipe { op, args } => match op {

@@ -67,7 +67,8 @@ pub fn broadcast_loads(
                     | Op::MemoryBarrier
                     | Op::Block2d { .. }
                     | Op::AsyncCopy { .. }
-                    | Op::AsyncCopyNd { .. } => break,
+                    | Op::AsyncCopyNd { .. }
+                    | Op::DeviceEnqueue { .. } => break,
                     Op::Group { op, args, .. } => {
                         if !matches!(op, GroupOp::Broadcast | GroupOp::Shuffle) || args.contains(&r)
                         {

@@ -1,13 +1,14 @@
 //! Calls of the `__cranecl_*` device-enqueue imports (see [`crate::device_enqueue`]):
 //! every argument's W lane values go into a stack array, one call of
 //! [`crate::device_enqueue::cranecl_device_call`] runs the operation for each active
-//! lane, and the W results come back as a varying value.
+//! lane, and the W results come back as a varying value. `lower::enqueue_spirv`
+//! lowers SPIR-V's own device-enqueue instructions through the same helpers.
 
-use cranelift_codegen::ir::{self, condcodes::IntCC, types, AbiParam, InstBuilder};
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, AbiParam, InstBuilder, Value};
 
 use super::value::{Elem, Lv, Val};
 use super::Tr;
-use crate::device_enqueue::{self, CALL_SYMBOL};
+use crate::device_enqueue::{self, DeviceOp, CALL_SYMBOL};
 use crate::spirv::Id;
 use crate::CompileError;
 
@@ -29,6 +30,51 @@ impl Tr<'_, '_> {
                 args.len()
             )));
         }
+        let mut rows = Vec::with_capacity(args.len());
+        for (&arg, &row) in args.iter().zip(map) {
+            rows.push((row, self.lanes_i64(name, arg)?));
+        }
+        let out = self.device_call(op, nargs, &rows)?;
+        self.device_result(name, out, rty).map(Some)
+    }
+
+    /// The W lane values of scalar `arg` (an integer, bool, pointer or handle),
+    /// widened to 64 bits (integers sign-extended).
+    pub(super) fn lanes_i64(&mut self, what: &str, arg: Id) -> Result<Vec<Value>, CompileError> {
+        let v = self.get(arg)?;
+        let (Some(&e), [leaf]) = (v.elems.first(), v.leaves.as_slice()) else {
+            return Err(CompileError::malformed(format!(
+                "{what}: argument %{arg} is not a scalar"
+            )));
+        };
+        let leaf = leaf.clone();
+        let lanes = self.lanes_of(e, &leaf);
+        lanes
+            .into_iter()
+            .map(|x| {
+                Ok(match e {
+                    Elem::I64 => x,
+                    Elem::I32 | Elem::I16 | Elem::I8 => self.b.ins().sextend(types::I64, x),
+                    Elem::Bool => self.b.ins().uextend(types::I64, x),
+                    _ => {
+                        return Err(CompileError::malformed(format!(
+                            "{what}: argument %{arg} is not an integer, pointer or handle"
+                        )))
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// One call of `op` with `nargs` arguments for the active lanes: `rows` gives
+    /// argument `i`'s W lane values (absent arguments are 0). Returns the address of
+    /// the W results.
+    pub(super) fn device_call(
+        &mut self,
+        op: DeviceOp,
+        nargs: usize,
+        rows: &[(usize, Vec<Value>)],
+    ) -> Result<Value, CompileError> {
         let w = self.w as usize;
         // Row `i` holds argument `i` of every lane (absent arguments stay 0).
         let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
@@ -40,26 +86,12 @@ impl Tr<'_, '_> {
         let fl = ir::MemFlagsData::trusted();
         let zero = self.b.ins().iconst(types::I64, 0);
         let mut given = vec![false; nargs];
-        for (&arg, &row) in args.iter().zip(map) {
-            let v = self.get(arg)?;
-            let (Some(&e), [leaf]) = (v.elems.first(), v.leaves.as_slice()) else {
-                return Err(CompileError::malformed(format!(
-                    "{name}: argument %{arg} is not a scalar"
-                )));
-            };
-            let leaf = leaf.clone();
-            let lanes = self.lanes_of(e, &leaf);
+        for (row, lanes) in rows {
+            let (row, lanes) = (*row, lanes.clone());
+            if row >= nargs || lanes.len() != w {
+                return Err(CompileError::codegen("device call argument out of range"));
+            }
             for (l, x) in lanes.into_iter().enumerate() {
-                let x = match e {
-                    Elem::I64 => x,
-                    Elem::I32 | Elem::I16 | Elem::I8 => self.b.ins().sextend(types::I64, x),
-                    Elem::Bool => self.b.ins().uextend(types::I64, x),
-                    _ => {
-                        return Err(CompileError::malformed(format!(
-                            "{name}: argument %{arg} is not an integer, pointer or handle"
-                        )))
-                    }
-                };
                 self.b.ins().store(fl, x, table, (8 * (row * w + l)) as i32);
             }
             given[row] = true;
@@ -97,21 +129,33 @@ impl Tr<'_, '_> {
         self.b
             .ins()
             .call(f, &[g.ndrange, op_v, table, n_v, mask, w_v, out]);
+        Ok(out)
+    }
+
+    /// The value of type `rty` (none, a 64-bit handle, a 32-bit integer or a bool)
+    /// from the W results at `out`.
+    pub(super) fn device_result(
+        &mut self,
+        what: &str,
+        out: Value,
+        rty: Option<Id>,
+    ) -> Result<Option<Val>, CompileError> {
         let Some(rty) = rty else {
-            return Ok(Some(None));
+            return Ok(None);
         };
         let elems = self.elems(rty)?;
         let e = match elems.as_slice() {
-            [] => return Ok(Some(None)),
+            [] => return Ok(None),
             [e @ (Elem::I64 | Elem::I32 | Elem::Bool)] => *e,
             _ => {
                 return Err(CompileError::malformed(format!(
-                    "{name}: unexpected result type"
+                    "{what}: unexpected result type"
                 )))
             }
         };
-        let mut lanes = Vec::with_capacity(w);
-        for l in 0..w {
+        let fl = ir::MemFlagsData::trusted();
+        let mut lanes = Vec::with_capacity(self.w as usize);
+        for l in 0..self.w as usize {
             let x = self.b.ins().load(types::I64, fl, out, (8 * l) as i32);
             lanes.push(match e {
                 Elem::I64 => x,
@@ -120,9 +164,9 @@ impl Tr<'_, '_> {
             });
         }
         let leaf: Lv = self.pack_lanes(e, &lanes);
-        Ok(Some(Some(Val {
+        Ok(Some(Val {
             leaves: vec![leaf],
             elems,
-        })))
+        }))
     }
 }

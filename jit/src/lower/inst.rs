@@ -299,6 +299,7 @@ impl Tr<'_, '_> {
                 None
             }
             Op::Pipe { op, args } => self.pipe_inst(*op, args, rty, bi, k)?,
+            Op::DeviceEnqueue { op, args, invoke } => self.enqueue_inst(*op, args, *invoke, rty)?,
             Op::Group {
                 op,
                 scope,

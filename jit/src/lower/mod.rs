@@ -23,6 +23,7 @@ mod broadcast_load;
 mod calls;
 mod control;
 mod device_enqueue;
+mod enqueue_spirv;
 mod extinst;
 mod generic;
 mod group;

@@ -70,18 +70,16 @@ pub const IMPLEMENTED_CAPABILITIES: &[Capability] = &[
     Capability::UniformDecoration,
     // The pipe instructions (`lower::pipe`, storage and helpers in `crate::pipe`).
     Capability::Pipes,
+    // The device-side enqueue instructions (`lower::enqueue_spirv`).
+    Capability::DeviceEnqueue,
 ];
 
 /// Capabilities a module may declare although we implement none of their
 /// instructions: images, so that the image *instructions* are refused with a message
 /// naming them, and `Shader` (declared by some producers next to `Kernel`; its
-/// instructions are refused one by one), and `DeviceEnqueue`: clang-22 declares it
-/// for `queue_t`/`clk_event_t`, whose built-ins the build pipeline turns into calls
-/// of `__cranecl_*` imports (`lower::device_enqueue`); the capability's own
-/// instructions are refused one by one, so it is not reported.
+/// instructions are refused one by one).
 const TOLERATED_CAPABILITIES: &[Capability] = &[
     Capability::Shader,
-    Capability::DeviceEnqueue,
     Capability::ImageBasic,
     Capability::LiteralSampler,
     Capability::Sampled1D,

@@ -657,6 +657,14 @@ pub enum Op {
         op: PipeOp,
         args: Vec<Id>,
     },
+    /// A device-side enqueue instruction (`lower::enqueue_spirv`): `args` are the id
+    /// operands after the result in the instruction's order, without `Invoke`, which
+    /// is `invoke` (an `OpFunction`, not a value).
+    DeviceEnqueue {
+        op: EnqueueOp,
+        args: Vec<Id>,
+        invoke: Option<Id>,
+    },
     /// Instructions with no effect on code (OpLine, OpNop, OpName in a body...).
     Nop,
     /// No code either, but the listed values must be defined where the instruction
@@ -730,6 +738,28 @@ impl PipeOp {
                 | PipeOp::GroupCommitWrite
         )
     }
+}
+
+/// The device-side enqueue instructions (SPIR-V `DeviceEnqueue` capability; the last
+/// two need `SubgroupDispatch` too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnqueueOp {
+    BuildNdRange,
+    GetDefaultQueue,
+    EnqueueKernel,
+    EnqueueMarker,
+    KernelWorkGroupSize,
+    KernelPreferredMultiple,
+    KernelNdRangeSubGroupCount,
+    KernelNdRangeMaxSubGroupSize,
+    KernelLocalSizeForSubgroupCount,
+    KernelMaxNumSubgroups,
+    CreateUserEvent,
+    RetainEvent,
+    ReleaseEvent,
+    IsValidEvent,
+    SetUserEventStatus,
+    CaptureEventProfilingInfo,
 }
 
 /// One instruction with its result.

@@ -196,7 +196,7 @@ pub fn for_each_operand_mut(op: &mut Op, mut f: impl FnMut(&mut Id)) {
                 f(p);
             }
         }
-        Op::AsyncCopyNd { args, .. } | Op::Pipe { args, .. } => {
+        Op::AsyncCopyNd { args, .. } | Op::Pipe { args, .. } | Op::DeviceEnqueue { args, .. } => {
             for a in args {
                 f(a);
             }

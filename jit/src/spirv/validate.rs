@@ -25,6 +25,7 @@
 
 mod async_copy;
 mod body;
+mod device_enqueue;
 mod extinst;
 mod module_scope;
 mod ops;

@@ -55,6 +55,25 @@ fn has_global_storage(words: &[u32]) -> bool {
     false
 }
 
+/// Whether `words` have an instruction taking a device-enqueue `Invoke` function
+/// (`OpEnqueueKernel`, `OpGetKernel*`): the jit compiles an invoke that is not an
+/// entry point as a hidden kernel of the same program, so such a module is compiled
+/// whole rather than one part per entry point.
+fn has_enqueue_invokes(words: &[u32]) -> bool {
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        if count == 0 {
+            return false;
+        }
+        if matches!(words[i] & 0xffff, 292..=296 | 325 | 326) {
+            return true;
+        }
+        i += count;
+    }
+    false
+}
+
 /// Forgets every memoised module (clUnloadPlatformCompiler); kernels still in use
 /// keep their code alive through their own `Arc`s.
 pub fn clear() {
@@ -106,7 +125,11 @@ pub fn compile_kernels_in_parallel(
     options: &CompileOptions,
 ) -> Result<CompiledProgram, CompileError> {
     let kernels = split::entry_points(words);
-    if kernels.len() < 2 || exec::num_workers() < 2 || has_global_storage(words) {
+    if kernels.len() < 2
+        || exec::num_workers() < 2
+        || has_global_storage(words)
+        || has_enqueue_invokes(words)
+    {
         return cranecl_jit::compile(words, options);
     }
     let results: Vec<Mutex<Option<Result<CompiledProgram, CompileError>>>> =

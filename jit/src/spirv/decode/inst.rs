@@ -413,6 +413,32 @@ impl Decoder {
             S::GroupReserveWritePipePackets => self.pipe(inst, PipeOp::GroupReserveWrite)?,
             S::GroupCommitReadPipe => self.pipe(inst, PipeOp::GroupCommitRead)?,
             S::GroupCommitWritePipe => self.pipe(inst, PipeOp::GroupCommitWrite)?,
+            S::BuildNDRange => self.enqueue(inst, EnqueueOp::BuildNdRange)?,
+            S::GetDefaultQueue => self.enqueue(inst, EnqueueOp::GetDefaultQueue)?,
+            S::EnqueueKernel => self.enqueue(inst, EnqueueOp::EnqueueKernel)?,
+            S::EnqueueMarker => self.enqueue(inst, EnqueueOp::EnqueueMarker)?,
+            S::GetKernelWorkGroupSize => self.enqueue(inst, EnqueueOp::KernelWorkGroupSize)?,
+            S::GetKernelPreferredWorkGroupSizeMultiple => {
+                self.enqueue(inst, EnqueueOp::KernelPreferredMultiple)?
+            }
+            S::GetKernelNDrangeSubGroupCount => {
+                self.enqueue(inst, EnqueueOp::KernelNdRangeSubGroupCount)?
+            }
+            S::GetKernelNDrangeMaxSubGroupSize => {
+                self.enqueue(inst, EnqueueOp::KernelNdRangeMaxSubGroupSize)?
+            }
+            S::GetKernelLocalSizeForSubgroupCount => {
+                self.enqueue(inst, EnqueueOp::KernelLocalSizeForSubgroupCount)?
+            }
+            S::GetKernelMaxNumSubgroups => self.enqueue(inst, EnqueueOp::KernelMaxNumSubgroups)?,
+            S::CreateUserEvent => self.enqueue(inst, EnqueueOp::CreateUserEvent)?,
+            S::RetainEvent => self.enqueue(inst, EnqueueOp::RetainEvent)?,
+            S::ReleaseEvent => self.enqueue(inst, EnqueueOp::ReleaseEvent)?,
+            S::IsValidEvent => self.enqueue(inst, EnqueueOp::IsValidEvent)?,
+            S::SetUserEventStatus => self.enqueue(inst, EnqueueOp::SetUserEventStatus)?,
+            S::CaptureEventProfilingInfo => {
+                self.enqueue(inst, EnqueueOp::CaptureEventProfilingInfo)?
+            }
             S::GroupAll
             | S::GroupAny
             | S::GroupBroadcast
@@ -654,6 +680,52 @@ impl Decoder {
             }
         }
         Ok(Op::Pipe { op, args })
+    }
+
+    /// A device-side enqueue instruction: every operand an id; the capabilities it
+    /// needs declared; `Invoke` (of the kernel launches and queries) kept apart.
+    fn enqueue(&self, inst: &dr::Instruction, op: EnqueueOp) -> Result<Op, CompileError> {
+        let caps = &self.m.capabilities;
+        let dispatch = matches!(
+            op,
+            EnqueueOp::KernelLocalSizeForSubgroupCount | EnqueueOp::KernelMaxNumSubgroups
+        );
+        if !caps.contains(&spirv::Capability::DeviceEnqueue)
+            || (dispatch && !caps.contains(&spirv::Capability::SubgroupDispatch))
+        {
+            return Err(malformed(format!(
+                "Op{:?} needs OpCapability DeviceEnqueue{}",
+                inst.class.opcode,
+                if dispatch {
+                    " and SubgroupDispatch"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let mut args = ids_from(inst, 0)?;
+        // Where `Invoke` is among the operands after the result.
+        let at = match op {
+            EnqueueOp::EnqueueKernel => Some(6),
+            EnqueueOp::KernelWorkGroupSize
+            | EnqueueOp::KernelPreferredMultiple
+            | EnqueueOp::KernelMaxNumSubgroups => Some(0),
+            EnqueueOp::KernelNdRangeSubGroupCount
+            | EnqueueOp::KernelNdRangeMaxSubGroupSize
+            | EnqueueOp::KernelLocalSizeForSubgroupCount => Some(1),
+            _ => None,
+        };
+        let invoke = match at {
+            Some(i) if i < args.len() => Some(args.remove(i)),
+            Some(_) => {
+                return Err(malformed(format!(
+                    "Op{:?} without an Invoke operand",
+                    inst.class.opcode
+                )))
+            }
+            None => None,
+        };
+        Ok(Op::DeviceEnqueue { op, args, invoke })
     }
 
     pub(super) fn scope_constant(&self, id: Id) -> Result<(), CompileError> {

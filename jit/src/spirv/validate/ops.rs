@@ -19,6 +19,7 @@ pub(super) fn describe(inst: &Inst, m: &crate::spirv::Module) -> String {
         Op::Atomic { op, .. } => format!("OpAtomic{op:?}"),
         Op::Group { op, .. } => format!("group operation {op:?}"),
         Op::Pipe { op, .. } => format!("pipe instruction {op:?}"),
+        Op::DeviceEnqueue { op, .. } => format!("Op{}", op.spirv_name()),
         Op::AsyncCopyNd { three_d, .. } => format!(
             "OpExtInst GroupAsyncCopy{}",
             if *three_d { "3D3D" } else { "2D2D" }
@@ -811,6 +812,9 @@ impl Validator<'_> {
             }
             Op::AsyncCopyNd { three_d, args } => self.async_copy_nd(*three_d, args, rty, values)?,
             Op::Pipe { op, args } => self.pipe_op(*op, args, rty, values)?,
+            Op::DeviceEnqueue { op, args, invoke } => {
+                self.device_enqueue_op(*op, args, *invoke, rty, values)?
+            }
             Op::AsyncCopy {
                 dst,
                 src,
