@@ -79,7 +79,6 @@ const EXTENSION_MACROS: &[&str] = &[
     "cl_khr_extended_bit_ops",
     "cl_khr_integer_dot_product",
     "cl_khr_extended_async_copies",
-    "cl_khr_async_work_group_copy_fence",
     "cl_khr_kernel_clock",
     "cl_ext_float_atomics",
     "cl_intel_subgroups",

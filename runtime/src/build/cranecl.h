@@ -184,8 +184,9 @@ event_t __attribute__((overloadable)) async_work_group_copy_3D3D(
 #endif /* cl_khr_extended_async_copies */
 
 /*
- * cl_khr_async_work_group_copy_fence (macro from the command line, like the above):
- * orders the async copies before it against those after it.
+ * cl_khr_async_work_group_copy_fence (not reported by the device; an application
+ * that wants it defines the macro with -D): orders the async copies before it
+ * against those after it.
  */
 #ifdef cl_khr_async_work_group_copy_fence
 void __attribute__((overloadable)) async_work_group_copy_fence(cl_mem_fence_flags flags);
