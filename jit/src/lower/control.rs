@@ -56,6 +56,11 @@ pub(crate) struct BodyState {
     /// Per block, the first linear position of a predecessor at or after it (a back
     /// edge; `usize::MAX`: none).
     pub first_latch: Vec<usize>,
+    /// Per block, whether each edge into it is the only one taken between two runs
+    /// of the block (a loop header with one entry edge from its parent loop and one
+    /// back edge from its own loop): its phis are then written without a blend, as
+    /// lanes outside the edge's mask do not run the block before the next write.
+    pub lone_edges: Vec<bool>,
 }
 
 /// A loop live-out accumulator: (loop, per-leaf chunk cells, leaf element types).
@@ -151,6 +156,7 @@ impl Tr<'_, '_> {
             liveout_end: Default::default(),
             first_pred,
             first_latch,
+            lone_edges: Vec::new(),
         });
         let copies: Vec<Option<bool>> = if self.allow_dup && self.all_sub_groups_full {
             // The entry mask is always full: no copy for partial sub-groups.
