@@ -86,7 +86,15 @@ impl Tr<'_, '_> {
 
     /// Declares the accumulator of phi `r`: affine (contiguous layout, when the
     /// analysis allows), varying or uniform.
-    pub(super) fn new_phi_acc(&mut self, r: Id, elems: &[Elem]) -> Vec<PhiAcc> {
+    /// `cold`: the phi's block is a loop exit (see [`Tr::new_cold_cell`]).
+    pub(super) fn new_phi_acc(&mut self, r: Id, elems: &[Elem], cold: bool) -> Vec<PhiAcc> {
+        let cell = |t: &mut Self, ty| {
+            if cold {
+                t.new_cold_cell(ty)
+            } else {
+                t.new_cell(ty)
+            }
+        };
         let varying = self.uni.is_varying(r);
         let contiguous = self.sgenv.as_ref().is_some_and(|s| s.row.is_some());
         let affine = match self.shapes.get(&r) {
@@ -101,12 +109,12 @@ impl Tr<'_, '_> {
             .iter()
             .map(|e| {
                 if let Some(s) = affine {
-                    PhiAcc::A(self.new_cell(e.scalar()), s)
+                    PhiAcc::A(cell(self, e.scalar()), s)
                 } else if varying {
                     let (cty, _) = e.chunk();
-                    PhiAcc::V((0..self.nchunks(*e)).map(|_| self.new_cell(cty)).collect())
+                    PhiAcc::V((0..self.nchunks(*e)).map(|_| cell(self, cty)).collect())
                 } else {
-                    PhiAcc::U(self.new_cell(e.scalar()))
+                    PhiAcc::U(cell(self, e.scalar()))
                 }
             })
             .collect()
@@ -121,7 +129,7 @@ impl Tr<'_, '_> {
             for inst in &blk.insts {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
-                    let accs = self.new_phi_acc(r, &elems);
+                    let accs = self.new_phi_acc(r, &elems, false);
                     phis.insert(r, accs);
                 }
             }

@@ -73,9 +73,26 @@ impl Tr<'_, '_> {
         // skipped regions find it there); the masks are reset nearer their use below.
         // (Cells in memory need only the entry mask: every read of the others comes
         // after a reset.)
+        // Blocks that loops exit to: their masks and phis change only when lanes
+        // leave the loop, so they need not ride in registers around it.
+        let exit_target: Vec<bool> = (0..n)
+            .map(|b| {
+                self.cfg.preds[b]
+                    .iter()
+                    .any(|&p| self.cfg.loop_of[p].is_some_and(|l| !self.cfg.in_loop(l, b)))
+            })
+            .collect();
         let mut masks = Vec::with_capacity(n);
         for b in 0..n {
-            let cells: Vec<Cell> = (0..nm).map(|_| self.new_cell(types::I32X4)).collect();
+            let cells: Vec<Cell> = (0..nm)
+                .map(|_| {
+                    if exit_target[b] {
+                        self.new_cold_cell(types::I32X4)
+                    } else {
+                        self.new_cell(types::I32X4)
+                    }
+                })
+                .collect();
             for (c, cell) in cells.iter().enumerate() {
                 if b == order[0] {
                     self.write_cell(*cell, entry_mask[c]);
@@ -86,11 +103,11 @@ impl Tr<'_, '_> {
             masks.push(cells);
         }
         let mut phis = HashMap::new();
-        for blk in &self.f.blocks {
+        for (b, blk) in self.f.blocks.iter().enumerate() {
             for inst in &blk.insts {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
-                    let accs = self.new_phi_acc(r, &elems);
+                    let accs = self.new_phi_acc(r, &elems, exit_target[b]);
                     phis.insert(r, accs);
                 }
             }
@@ -443,7 +460,7 @@ impl Tr<'_, '_> {
                 let (cty, _) = e.chunk();
                 let cells: Vec<Cell> = (0..self.nchunks(*e))
                     .map(|_| {
-                        let c = self.new_cell(cty);
+                        let c = self.new_cold_cell(cty);
                         if let Cell::Var(..) = c {
                             self.zero_cell(c);
                         }
