@@ -163,3 +163,52 @@ kernel void k(global const int* in, global int* out, int n) {
         }
     }
 }
+
+#[test]
+fn long_and_double_values_merge_per_lane_after_divergent_branches() {
+    // 64-bit phis and selects under a partial mask: each lane keeps its own branch.
+    let src = r#"
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+kernel void k(global const int* in, global int* out, int p) {
+    size_t i = get_global_id(0);
+    int x = in[i];
+    long a = (long)x * 1000003L;
+    double d = (double)x;
+    if (x % 3 == p) {
+        a = a * 7 - x;
+        d = d * 0.25 + 3.0;
+    } else if (x & 4) {
+        a = -a;
+    } else {
+        d = -d;
+    }
+    long s = (x & 8) ? a : (long)x << 33;
+    out[3 * i] = (int)(a ^ (a >> 32));
+    out[3 * i + 1] = (int)(s >> 20);
+    out[3 * i + 2] = (int)(d * 8.0);
+}
+"#;
+    let ctx = DeviceContext::new();
+    if !require(ctx.has_extension("cl_khr_fp64"), "cl_khr_fp64") {
+        return;
+    }
+    let input = inputs(14, 100000);
+    for p in [0, 2] {
+        let got = run(src, &input, p, 3);
+        for (k, &x) in input.iter().enumerate() {
+            let mut a = x as i64 * 1000003;
+            let mut d = x as f64;
+            if x % 3 == p {
+                a = a * 7 - x as i64;
+                d = d * 0.25 + 3.0;
+            } else if x & 4 != 0 {
+                a = -a;
+            } else {
+                d = -d;
+            }
+            let s = if x & 8 != 0 { a } else { (x as i64) << 33 };
+            let want = [(a ^ (a >> 32)) as i32, (s >> 20) as i32, (d * 8.0) as i32];
+            assert_eq!(&got[3 * k..3 * k + 3], &want, "x = {x}, p = {p}");
+        }
+    }
+}
