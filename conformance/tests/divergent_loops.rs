@@ -212,3 +212,57 @@ kernel void k(global const int* in, global int* out, int p) {
         }
     }
 }
+
+#[test]
+fn pointer_walking_a_row_in_uniform_and_divergent_loops() {
+    // `a + row * n` is the same for every lane of a sub-group that lies in one row
+    // (its loop phi is then one scalar), and differs per lane when a sub-group spans
+    // rows (local sizes whose x is not a multiple of the sub-group width).
+    let src = r#"
+kernel void k(global const int* a, global int* out, int n) {
+    int col = get_global_id(0);
+    int row = get_global_id(1);
+    int w = get_global_size(0);
+    global const int* p = a + row * n;
+    int acc = 0;
+    for (int k = 0; k < n; k++)
+        acc += p[k] * (col + k);
+    if (col & 1) {
+        global const int* q = a + row * n;
+        for (int k = 0; k < col % 5; k++)
+            acc += q[k] * 3;
+    }
+    out[row * w + col] = acc;
+}
+"#;
+    let (w, h, n) = (24usize, 6usize, 7usize);
+    let mut rng = TestRng::new(15);
+    let a: Vec<i32> = rng.vec(h * n, |r| (r.next_u32() % 100) as i32);
+    let ctx = DeviceContext::new();
+    let k = ctx.kernel(src, "", "k");
+    let ab = ctx.buffer_from(&a);
+    for local in [Some([8usize, 1]), Some([3, 2]), Some([12, 3]), None] {
+        let o = ctx.buffer_zeroed::<i32>(w * h);
+        k.arg_buffer(0, &ab).arg_buffer(1, &o).arg(2, n as i32);
+        ctx.run(&k, &[w, h], local.as_ref().map(|l| &l[..]));
+        let got: Vec<i32> = ctx.read(&o, w * h);
+        for row in 0..h {
+            for col in 0..w {
+                let mut acc = 0i32;
+                for kk in 0..n {
+                    acc += a[row * n + kk] * (col + kk) as i32;
+                }
+                if col & 1 != 0 {
+                    for kk in 0..col % 5 {
+                        acc += a[row * n + kk] * 3;
+                    }
+                }
+                assert_eq!(
+                    got[row * w + col],
+                    acc,
+                    "row {row} col {col} local {local:?}"
+                );
+            }
+        }
+    }
+}

@@ -21,7 +21,8 @@ use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 pub(crate) enum PhiAcc {
     U(Cell),
     V(Vec<Cell>),
-    /// Affine phi (uniform bodies only): the base, with a known stride.
+    /// Affine phi (uniform bodies and single-latch loop headers): the base, with a
+    /// known stride (0: uniform within the sub-group, read as a uniform value).
     A(Cell, i64),
 }
 
@@ -102,6 +103,13 @@ impl Tr<'_, '_> {
                 if contiguous && self.affine_phis && elems.len() == 1 && elems[0].is_int() =>
             {
                 Some(*s)
+            }
+            // Uniform within the sub-group in this layout (a pointer walking a row of
+            // `get_global_id(1)`): one scalar, stride 0.
+            Some(crate::analysis::affine::Shape::Uniform)
+                if contiguous && self.affine_phis && elems.len() == 1 && elems[0].is_int() =>
+            {
+                Some(0)
             }
             _ => None,
         };
@@ -356,6 +364,7 @@ impl Tr<'_, '_> {
                     }
                     PhiAcc::A(cell, s) => match lv {
                         Lv::A(x, t) if t == s => self.write_cell(*cell, *x),
+                        Lv::U(x) if *s == 0 => self.write_cell(*cell, *x),
                         _ => {
                             // The analysis promised an affine value: retry without.
                             self.shape_conflict = true;
@@ -435,6 +444,7 @@ impl Tr<'_, '_> {
                     .map(|a| match a {
                         PhiAcc::U(c) => Lv::U(self.read_cell(*c)),
                         PhiAcc::V(cs) => Lv::V(cs.iter().map(|c| self.read_cell(*c)).collect()),
+                        PhiAcc::A(c, 0) => Lv::U(self.read_cell(*c)),
                         PhiAcc::A(c, s) => Lv::A(self.read_cell(*c), *s),
                     })
                     .collect();

@@ -643,6 +643,7 @@ impl Tr<'_, '_> {
                         return Err(super::control::uniform_phi_gets_varying(r, v))
                     }
                     (PhiAcc::A(cell, s), Lv::A(x, t)) if t == s => Some((*cell, *x)),
+                    (PhiAcc::A(cell, 0), Lv::U(x)) => Some((*cell, *x)),
                     (PhiAcc::A(..), _) => {
                         self.shape_conflict = true;
                         None
