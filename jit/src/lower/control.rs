@@ -21,7 +21,8 @@ use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 pub(crate) enum PhiAcc {
     U(Cell),
     V(Vec<Cell>),
-    /// Affine phi (uniform bodies only): the base, with a known stride.
+    /// Affine phi (uniform bodies and single-latch loop headers): the base, with a
+    /// known stride (0: uniform within the sub-group, read as a uniform value).
     A(Cell, i64),
 }
 
@@ -56,6 +57,11 @@ pub(crate) struct BodyState {
     /// Per block, the first linear position of a predecessor at or after it (a back
     /// edge; `usize::MAX`: none).
     pub first_latch: Vec<usize>,
+    /// Per block, whether each edge into it is the only one taken between two runs
+    /// of the block (a loop header with one entry edge from its parent loop and one
+    /// back edge from its own loop): its phis are then written without a blend, as
+    /// lanes outside the edge's mask do not run the block before the next write.
+    pub lone_edges: Vec<bool>,
 }
 
 /// A loop live-out accumulator: (loop, per-leaf chunk cells, leaf element types).
@@ -81,7 +87,15 @@ impl Tr<'_, '_> {
 
     /// Declares the accumulator of phi `r`: affine (contiguous layout, when the
     /// analysis allows), varying or uniform.
-    pub(super) fn new_phi_acc(&mut self, r: Id, elems: &[Elem]) -> Vec<PhiAcc> {
+    /// `cold`: the phi's block is a loop exit (see [`Tr::new_cold_cell`]).
+    pub(super) fn new_phi_acc(&mut self, r: Id, elems: &[Elem], cold: bool) -> Vec<PhiAcc> {
+        let cell = |t: &mut Self, ty| {
+            if cold {
+                t.new_cold_cell(ty)
+            } else {
+                t.new_cell(ty)
+            }
+        };
         let varying = self.uni.is_varying(r);
         let contiguous = self.sgenv.as_ref().is_some_and(|s| s.row.is_some());
         let affine = match self.shapes.get(&r) {
@@ -90,18 +104,25 @@ impl Tr<'_, '_> {
             {
                 Some(*s)
             }
+            // Uniform within the sub-group in this layout (a pointer walking a row of
+            // `get_global_id(1)`): one scalar, stride 0.
+            Some(crate::analysis::affine::Shape::Uniform)
+                if contiguous && self.affine_phis && elems.len() == 1 && elems[0].is_int() =>
+            {
+                Some(0)
+            }
             _ => None,
         };
         elems
             .iter()
             .map(|e| {
                 if let Some(s) = affine {
-                    PhiAcc::A(self.new_cell(e.scalar()), s)
+                    PhiAcc::A(cell(self, e.scalar()), s)
                 } else if varying {
                     let (cty, _) = e.chunk();
-                    PhiAcc::V((0..self.nchunks(*e)).map(|_| self.new_cell(cty)).collect())
+                    PhiAcc::V((0..self.nchunks(*e)).map(|_| cell(self, cty)).collect())
                 } else {
-                    PhiAcc::U(self.new_cell(e.scalar()))
+                    PhiAcc::U(cell(self, e.scalar()))
                 }
             })
             .collect()
@@ -116,7 +137,7 @@ impl Tr<'_, '_> {
             for inst in &blk.insts {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
-                    let accs = self.new_phi_acc(r, &elems);
+                    let accs = self.new_phi_acc(r, &elems, false);
                     phis.insert(r, accs);
                 }
             }
@@ -151,6 +172,7 @@ impl Tr<'_, '_> {
             liveout_end: Default::default(),
             first_pred,
             first_latch,
+            lone_edges: Vec::new(),
         });
         let copies: Vec<Option<bool>> = if self.allow_dup && self.all_sub_groups_full {
             // The entry mask is always full: no copy for partial sub-groups.
@@ -342,6 +364,7 @@ impl Tr<'_, '_> {
                     }
                     PhiAcc::A(cell, s) => match lv {
                         Lv::A(x, t) if t == s => self.write_cell(*cell, *x),
+                        Lv::U(x) if *s == 0 => self.write_cell(*cell, *x),
                         _ => {
                             // The analysis promised an affine value: retry without.
                             self.shape_conflict = true;
@@ -421,6 +444,7 @@ impl Tr<'_, '_> {
                     .map(|a| match a {
                         PhiAcc::U(c) => Lv::U(self.read_cell(*c)),
                         PhiAcc::V(cs) => Lv::V(cs.iter().map(|c| self.read_cell(*c)).collect()),
+                        PhiAcc::A(c, 0) => Lv::U(self.read_cell(*c)),
                         PhiAcc::A(c, s) => Lv::A(self.read_cell(*c), *s),
                     })
                     .collect();

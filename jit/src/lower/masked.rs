@@ -23,7 +23,7 @@ use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 
 use super::control::{BodyState, LiveOut, PhiAcc};
 use super::state::Cell;
-use super::value::{Elem, Lv};
+use super::value::{Elem, Lv, Val};
 use super::Tr;
 use crate::spirv::{Id, Op, Terminator};
 use crate::CompileError;
@@ -73,9 +73,26 @@ impl Tr<'_, '_> {
         // skipped regions find it there); the masks are reset nearer their use below.
         // (Cells in memory need only the entry mask: every read of the others comes
         // after a reset.)
+        // Blocks that loops exit to: their masks and phis change only when lanes
+        // leave the loop, so they need not ride in registers around it.
+        let exit_target: Vec<bool> = (0..n)
+            .map(|b| {
+                self.cfg.preds[b]
+                    .iter()
+                    .any(|&p| self.cfg.loop_of[p].is_some_and(|l| !self.cfg.in_loop(l, b)))
+            })
+            .collect();
         let mut masks = Vec::with_capacity(n);
         for b in 0..n {
-            let cells: Vec<Cell> = (0..nm).map(|_| self.new_cell(types::I32X4)).collect();
+            let cells: Vec<Cell> = (0..nm)
+                .map(|_| {
+                    if exit_target[b] {
+                        self.new_cold_cell(types::I32X4)
+                    } else {
+                        self.new_cell(types::I32X4)
+                    }
+                })
+                .collect();
             for (c, cell) in cells.iter().enumerate() {
                 if b == order[0] {
                     self.write_cell(*cell, entry_mask[c]);
@@ -86,11 +103,11 @@ impl Tr<'_, '_> {
             masks.push(cells);
         }
         let mut phis = HashMap::new();
-        for blk in &self.f.blocks {
+        for (b, blk) in self.f.blocks.iter().enumerate() {
             for inst in &blk.insts {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
-                    let accs = self.new_phi_acc(r, &elems);
+                    let accs = self.new_phi_acc(r, &elems, exit_target[b]);
                     phis.insert(r, accs);
                 }
             }
@@ -106,6 +123,7 @@ impl Tr<'_, '_> {
             liveout_end: HashMap::new(),
             first_pred,
             first_latch,
+            lone_edges: self.lone_edge_blocks(),
         };
         self.liveout_accumulators(&mut st)?;
         // Where each variable is reset: the innermost block whose skip region holds
@@ -186,20 +204,27 @@ impl Tr<'_, '_> {
                 self.b.ins().jump(check[0], &[]);
             }
         }
+        // Where a block's code starts, past its check: a loop's back-edge jumps there
+        // directly (it has just tested the header's mask).
+        let run: Vec<ir::Block> = (0..np).map(|_| self.b.create_block()).collect();
         self.body_state = Some(st);
         for (i, &bi) in order.iter().enumerate() {
             self.b.switch_to_block(check[i]);
-            if !is_header[i] {
-                self.b.seal_block(check[i]);
-            }
+            self.b.seal_block(check[i]);
             let mcells = self.state().masks[bi].clone();
-            let m: Vec<Value> = mcells.iter().map(|c| self.read_cell(*c)).collect();
+            let mut m: Vec<Value> = mcells.iter().map(|c| self.read_cell(*c)).collect();
             if i != 0 {
                 let any = self.mask_any(&m);
-                let run = self.b.create_block();
-                self.b.ins().brif(any, run, &[], skip_to[i], &[]);
-                self.b.switch_to_block(run);
-                self.b.seal_block(run);
+                self.b.ins().brif(any, run[i], &[], skip_to[i], &[]);
+            } else {
+                self.b.ins().jump(run[i], &[]);
+            }
+            self.b.switch_to_block(run[i]);
+            if is_header[i] {
+                // Reached from the check and from the loop's end: read again.
+                m = mcells.iter().map(|c| self.read_cell(*c)).collect();
+            } else {
+                self.b.seal_block(run[i]);
             }
             for c in std::mem::take(&mut resets[i]) {
                 self.zero_cell(c);
@@ -225,8 +250,8 @@ impl Tr<'_, '_> {
                 let any = self.mask_any(&hm);
                 let hp = self.cfg.pos[h];
                 let cont = pads[i][k + 1];
-                self.b.ins().brif(any, check[hp], &[], cont, &[]);
-                self.b.seal_block(check[hp]);
+                self.b.ins().brif(any, run[hp], &[], cont, &[]);
+                self.b.seal_block(run[hp]);
                 self.b.switch_to_block(cont);
                 self.b.seal_block(cont);
             }
@@ -340,6 +365,48 @@ impl Tr<'_, '_> {
         ids
     }
 
+    /// Per block, whether its phis may be written without a blend (see
+    /// [`BodyState::lone_edges`]): a loop header whose predecessors are one block of
+    /// the enclosing loop (before it) and one latch of its own loop, each reaching it
+    /// by a single edge. Then the entry edge runs once per run of the loop and the
+    /// latch once per iteration, each right before the header's next run.
+    fn lone_edge_blocks(&self) -> Vec<bool> {
+        let n = self.f.blocks.len();
+        let mut lone = vec![false; n];
+        for (l, lp) in self.cfg.loops.iter().enumerate() {
+            let h = lp.header;
+            let preds = &self.cfg.preds[h];
+            if preds.len() != 2 || self.cfg.loop_of[h] != Some(l) {
+                continue;
+            }
+            let hp = self.cfg.pos[h];
+            let label = self.f.blocks[h].label;
+            let (mut entry, mut latch) = (0, 0);
+            for &p in preds {
+                let pp = self.cfg.pos[p];
+                if pp == usize::MAX || self.edge_count(p, label) != 1 {
+                    break;
+                }
+                if pp < hp && self.cfg.loop_of[p] == lp.parent {
+                    entry += 1;
+                } else if pp >= hp && self.cfg.loop_of[p] == Some(l) {
+                    latch += 1;
+                }
+            }
+            lone[h] = entry == 1 && latch == 1;
+        }
+        lone
+    }
+
+    /// How many edges of the masked terminator of block `from` lead to `to`.
+    fn edge_count(&self, from: usize, to: Id) -> usize {
+        match &self.f.blocks[from].term {
+            Terminator::Branch(t) => usize::from(*t == to),
+            Terminator::BranchCond { t, f, .. } if t == f => usize::from(*t == to),
+            term => term.successors().iter().filter(|s| **s == to).count(),
+        }
+    }
+
     /// Per block, the first linear position of a predecessor, and of a predecessor at
     /// or after the block itself (a back edge); `usize::MAX` when none.
     pub(super) fn pred_positions(&self) -> (Vec<usize>, Vec<usize>) {
@@ -393,7 +460,7 @@ impl Tr<'_, '_> {
                 let (cty, _) = e.chunk();
                 let cells: Vec<Cell> = (0..self.nchunks(*e))
                     .map(|_| {
-                        let c = self.new_cell(cty);
+                        let c = self.new_cold_cell(cty);
                         if let Cell::Var(..) = c {
                             self.zero_cell(c);
                         }
@@ -415,17 +482,36 @@ impl Tr<'_, '_> {
         let blk = &self.f.blocks[bi];
         let m = self.mask.clone();
         match &blk.term {
-            Terminator::Branch(t) => self.edge(bi, *t, &m)?,
+            Terminator::Branch(t) => self.edge(bi, *t, &m, true)?,
             Terminator::BranchCond { cond, t, f: fl } => {
                 if t == fl {
-                    self.edge(bi, *t, &m)?;
+                    self.edge(bi, *t, &m, true)?;
                 } else {
                     let c = self.get(*cond)?;
-                    let cm = self.bool_mask(&c.leaves[0]);
-                    let mt = self.mask_and(&m, &cm);
-                    let mf = self.mask_and_not(&m, &cm);
-                    self.edge(bi, *t, &mt)?;
-                    self.edge(bi, *fl, &mf)?;
+                    if let Lv::U(cv) = c.leaves[0] {
+                        // A uniform condition: every active lane goes the same way, so
+                        // a real branch, each side one edge under the whole mask.
+                        let (bt, bf, join) = (
+                            self.b.create_block(),
+                            self.b.create_block(),
+                            self.b.create_block(),
+                        );
+                        self.b.ins().brif(cv, bt, &[], bf, &[]);
+                        for (blk, target) in [(bt, *t), (bf, *fl)] {
+                            self.b.switch_to_block(blk);
+                            self.b.seal_block(blk);
+                            self.edge(bi, target, &m, true)?;
+                            self.b.ins().jump(join, &[]);
+                        }
+                        self.b.switch_to_block(join);
+                        self.b.seal_block(join);
+                    } else {
+                        let cm = self.bool_mask(&c.leaves[0]);
+                        let mt = self.mask_and(&m, &cm);
+                        let mf = self.mask_and_not(&m, &cm);
+                        self.edge(bi, *t, &mt, false)?;
+                        self.edge(bi, *fl, &mf, false)?;
+                    }
                 }
             }
             Terminator::Switch {
@@ -449,10 +535,10 @@ impl Tr<'_, '_> {
                     let em = self.mask_and(&m, &eqm);
                     let em = self.mask_and_not(&em, &taken);
                     taken = self.mask_or(&taken, &eqm);
-                    self.edge(bi, *t, &em)?;
+                    self.edge(bi, *t, &em, false)?;
                 }
                 let dm = self.mask_and_not(&m, &taken);
-                self.edge(bi, *default, &dm)?;
+                self.edge(bi, *default, &dm, false)?;
             }
             Terminator::Return | Terminator::ReturnValue(_) | Terminator::Unreachable => {}
         }
@@ -465,41 +551,74 @@ impl Tr<'_, '_> {
         self.lower_masked_terminator(bi)
     }
 
-    /// Control leaving block `from` for `to` under mask `em`: pending mask and phis.
-    fn edge(&mut self, from: usize, to: Id, em: &[Value]) -> Result<(), CompileError> {
+    /// Control leaving block `from` for `to` under mask `em` (`nonempty`: known to
+    /// hold a lane): pending mask, loop live-outs and phis. An edge leaving a loop
+    /// is taken by no lane in most iterations: its work is skipped then.
+    fn edge(
+        &mut self,
+        from: usize,
+        to: Id,
+        em: &[Value],
+        nonempty: bool,
+    ) -> Result<(), CompileError> {
         let ti = *self
             .cfg
             .index
             .get(&to)
             .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
-        let mcells = self.state().masks[ti].clone();
-        for (c, cell) in mcells.iter().enumerate() {
-            let old = self.read_cell(*cell);
-            let new = self.b.ins().bor(old, em[c]);
-            self.write_cell(*cell, new);
-        }
+        // Everything read from the values of the kernel is read here, before any
+        // branch, so that no value is first materialised in a conditional block.
         // Lanes leaving loops keep their own values of the loop's live-outs (those
         // defined on the way to this exit).
-        let mut leaving: Vec<(Id, Vec<Vec<Cell>>)> = Vec::new();
+        let mut leaving: Vec<(Val, Vec<Vec<Cell>>)> = Vec::new();
         let mut l = self.cfg.loop_of[from];
+        let leaves_loop = l.is_some_and(|li| !self.cfg.in_loop(li, ti));
         while let Some(li) = l {
             if self.cfg.in_loop(li, ti) {
                 break;
             }
-            if let Some(ids) = self.state().liveout_by_loop.get(&li) {
-                for id in ids {
-                    let def = self.regions.uses.def_of(*id).map(|d| d.0);
-                    if def.is_some_and(|d| self.cfg.dominates(d, from)) {
-                        if let Some((_, accs, _)) = self.state().liveout.get(id) {
-                            leaving.push((*id, accs.clone()));
-                        }
+            let ids = self
+                .state()
+                .liveout_by_loop
+                .get(&li)
+                .cloned()
+                .unwrap_or_default();
+            for id in ids {
+                let def = self.regions.uses.def_of(id).map(|d| d.0);
+                if def.is_some_and(|d| self.cfg.dominates(d, from)) {
+                    if let Some((_, accs, _)) = self.state().liveout.get(&id).cloned() {
+                        let v = self.get_direct(id)?;
+                        leaving.push((v, accs));
                     }
                 }
             }
             l = self.cfg.loops[li].parent;
         }
-        for (id, accs) in leaving {
-            let v = self.get_direct(id)?;
+        let inputs = self.edge_phi_inputs(from, ti)?;
+        let guard = leaves_loop && !nonempty;
+        let after = if guard {
+            let any = self.mask_any(em);
+            let take = self.b.create_block();
+            let after = self.b.create_block();
+            self.b.ins().brif(any, take, &[], after, &[]);
+            self.b.switch_to_block(take);
+            self.b.seal_block(take);
+            Some(after)
+        } else {
+            None
+        };
+        let nonempty = nonempty || guard;
+        let mcells = self.state().masks[ti].clone();
+        for (c, cell) in mcells.iter().enumerate() {
+            let old = self.read_cell(*cell);
+            let new = if self.is_zero_vconst(old) {
+                em[c]
+            } else {
+                self.b.ins().bor(old, em[c])
+            };
+            self.write_cell(*cell, new);
+        }
+        for (v, accs) in leaving {
             for ((lv, e), cells) in v.leaves.iter().zip(v.elems.iter()).zip(&accs) {
                 let olds: Vec<Value> = cells.iter().map(|x| self.read_cell(*x)).collect();
                 if let Lv::V(ch) = self.select_vec(*e, em, lv, &Lv::V(olds)) {
@@ -509,9 +628,10 @@ impl Tr<'_, '_> {
                 }
             }
         }
+        let lone = self.state().lone_edges.get(ti).copied().unwrap_or(false);
         // "Any lane takes this edge", computed once and only if a scalar phi needs it.
         let mut any: Option<Value> = None;
-        for input in self.edge_phi_inputs(from, ti)? {
+        for input in inputs {
             let (r, v, val, accs) = (input.phi, input.from, input.val, input.accs);
             for ((acc, lv), e) in accs.iter().zip(&val.leaves).zip(val.elems.iter()) {
                 // A uniform phi, or an affine header phi (every lane taking this (only)
@@ -523,8 +643,16 @@ impl Tr<'_, '_> {
                         return Err(super::control::uniform_phi_gets_varying(r, v))
                     }
                     (PhiAcc::A(cell, s), Lv::A(x, t)) if t == s => Some((*cell, *x)),
+                    (PhiAcc::A(cell, 0), Lv::U(x)) => Some((*cell, *x)),
                     (PhiAcc::A(..), _) => {
                         self.shape_conflict = true;
+                        None
+                    }
+                    (PhiAcc::V(cells), _) if lone => {
+                        let ch = self.chunks_of(*e, lv);
+                        for (cell, c) in cells.iter().zip(ch) {
+                            self.write_cell(*cell, c);
+                        }
                         None
                     }
                     (PhiAcc::V(cells), _) => {
@@ -539,6 +667,10 @@ impl Tr<'_, '_> {
                     }
                 };
                 if let Some((cell, x)) = scalar {
+                    if lone || nonempty {
+                        self.write_cell(cell, x);
+                        continue;
+                    }
                     let a = match any {
                         Some(a) => a,
                         None => *any.insert(self.mask_any(em)),
@@ -549,7 +681,32 @@ impl Tr<'_, '_> {
                 }
             }
         }
+        if let Some(after) = after {
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(after);
+            self.b.seal_block(after);
+        }
         Ok(())
+    }
+
+    /// Whether `v` is an all-zero vector constant (a mask known empty).
+    fn is_zero_vconst(&self, v: Value) -> bool {
+        let dfg = &self.b.func.dfg;
+        let Some(inst) = dfg.value_def(v).inst() else {
+            return false;
+        };
+        match dfg.insts[inst] {
+            ir::InstructionData::UnaryConst {
+                opcode: ir::Opcode::Vconst,
+                constant_handle,
+            } => dfg
+                .constants
+                .get(constant_handle)
+                .as_slice()
+                .iter()
+                .all(|b| *b == 0),
+            _ => false,
+        }
     }
 
     /// Whether block `bi` is worth emitting twice (full mask / partial mask): it

@@ -539,10 +539,7 @@ impl Tr<'_, '_> {
                             .map(|c| t.b.ins().load(vt, fl, base, (c * 16) as i32))
                             .collect())
                     },
-                    move |t: &mut Self| {
-                        let r = t.per_lane_load(&p2, &[e], &offs2, false)?;
-                        Ok(t.chunks_of(e, &r[0]))
-                    },
+                    move |t: &mut Self| t.broadcast_or_per_lane_load(&p2, e, &offs2, base, fl),
                 )?;
                 Ok(vec![Lv::V(v)])
             }
@@ -824,6 +821,66 @@ impl Tr<'_, '_> {
         };
         let base = self.b.ins().iadd_imm_s(a0, off as i64);
         Ok((ok, base))
+    }
+
+    /// A varying-address load of one `e` per lane that is not contiguous: when every
+    /// lane is active and reads lane 0's address (`a[row * n + k]` across the lanes of
+    /// one row: clang's strength reduction turns it into a pointer every lane holds),
+    /// one scalar load at `base` (lane 0's address plus the offset) and a splat;
+    /// otherwise one load per lane.
+    fn broadcast_or_per_lane_load(
+        &mut self,
+        p: &Lv,
+        e: Elem,
+        offs: &[u64],
+        base: Value,
+        fl: ir::MemFlagsData,
+    ) -> Result<Vec<Value>, CompileError> {
+        let per_lane = |t: &mut Self| -> Result<Vec<Value>, CompileError> {
+            let r = t.per_lane_load(p, &[e], offs, false)?;
+            Ok(t.chunks_of(e, &r[0]))
+        };
+        let (Lv::V(ch), false) = (p, self.full_state == Some(false)) else {
+            return per_lane(self);
+        };
+        let a0 = self.b.ins().extractlane(ch[0], 0);
+        let s = self.b.ins().splat(types::I64X2, a0);
+        let mut same: Option<Value> = None;
+        for x in ch {
+            let eq = self.b.ins().icmp(IntCC::Equal, *x, s);
+            same = Some(match same {
+                None => eq,
+                Some(a) => self.b.ins().band(a, eq),
+            });
+        }
+        let Some(same) = same else {
+            return per_lane(self);
+        };
+        let mut cond = self.b.ins().vall_true(same);
+        if self.full_state.is_none() {
+            let full = self.full_mask();
+            cond = self.b.ins().band(full, cond);
+        }
+        let (vt, _) = e.chunk();
+        let n = self.nchunks(e);
+        let bb = self.b.create_block();
+        let bs = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in 0..n {
+            self.b.append_block_param(join, vt);
+        }
+        self.b.ins().brif(cond, bb, &[], bs, &[]);
+        self.b.switch_to_block(bb);
+        let x = self.b.ins().load(e.scalar(), fl, base, 0);
+        let v = self.b.ins().splat(vt, x);
+        let args: Vec<ir::BlockArg> = (0..n).map(|_| ir::BlockArg::Value(v)).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(bs);
+        let vs = per_lane(self)?;
+        let args: Vec<ir::BlockArg> = vs.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        Ok(self.b.block_params(join).to_vec())
     }
 
     /// `fast` when `contiguous` and the mask is full, `slow` otherwise.

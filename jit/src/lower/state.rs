@@ -27,12 +27,15 @@ pub(crate) enum Cell {
     Var(Variable, ir::Type),
     /// Byte offset in the state area.
     Mem(u32, ir::Type),
+    /// A stack slot of its own (kernels without barriers): state that a loop carries
+    /// but only its exits touch, kept out of the loop's registers.
+    Stack(ir::StackSlot, ir::Type),
 }
 
 impl Cell {
     pub fn ty(&self) -> ir::Type {
         match self {
-            Cell::Var(_, t) | Cell::Mem(_, t) => *t,
+            Cell::Var(_, t) | Cell::Mem(_, t) | Cell::Stack(_, t) => *t,
         }
     }
 
@@ -40,7 +43,7 @@ impl Cell {
     pub fn var(&self) -> Option<Variable> {
         match self {
             Cell::Var(v, _) => Some(*v),
-            Cell::Mem(..) => None,
+            Cell::Mem(..) | Cell::Stack(..) => None,
         }
     }
 }
@@ -112,10 +115,27 @@ impl Tr<'_, '_> {
         Cell::Mem(off, ty)
     }
 
+    /// A new cell of type `ty` that is read and written rarely (the exits of a loop):
+    /// in a stack slot of its own where nothing else decides (no barrier, whose
+    /// sub-groups share the frame, and state not already in memory).
+    pub(crate) fn new_cold_cell(&mut self, ty: ir::Type) -> Cell {
+        if self.state_area.in_memory || self.bctx.is_some() {
+            return self.new_cell(ty);
+        }
+        let size = ty.bytes().max(1);
+        let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            size,
+            size.min(16).trailing_zeros() as u8,
+        ));
+        Cell::Stack(slot, ty)
+    }
+
     /// The value of a cell.
     pub(crate) fn read_cell(&mut self, c: Cell) -> Value {
         match c {
             Cell::Var(v, _) => self.b.use_var(v),
+            Cell::Stack(slot, t) => self.b.ins().stack_load(types::I64, t, slot, 0),
             Cell::Mem(off, t) => {
                 let base = self.state_base();
                 self.b
@@ -129,6 +149,9 @@ impl Tr<'_, '_> {
     pub(crate) fn write_cell(&mut self, c: Cell, x: Value) {
         match c {
             Cell::Var(v, _) => self.b.def_var(v, x),
+            Cell::Stack(slot, _) => {
+                self.b.ins().stack_store(types::I64, x, slot, 0);
+            }
             Cell::Mem(off, _) => {
                 let base = self.state_base();
                 self.b
