@@ -293,13 +293,10 @@ fn table_has_every_integer_function() {
 fn symbols_are_unique_and_cover_the_table() {
     let syms = all_symbols();
     let mut names = HashSet::new();
-    let mut addrs = HashSet::new();
-    for (name, addr) in &syms {
+    // (Two names may share an address: an optimised build folds identical bodies,
+    // e.g. `length` of a scalar float is `fabs`.)
+    for (name, _) in &syms {
         assert!(names.insert(*name), "duplicate symbol {name}");
-        assert!(
-            addrs.insert(*addr as usize),
-            "two symbols for one function ({name})"
-        );
         assert!(name.starts_with("cranecl_"));
     }
     for ((_, _), f) in &table().map {
