@@ -358,7 +358,8 @@ impl Tr<'_, '_> {
     }
 
     /// `mask ? a : b` lane-wise on leaves of element `e`: a bitselect per chunk with
-    /// the mask in `e`'s lane layout (32-, 16- and 8-bit elements), else per lane.
+    /// the mask in `e`'s lane layout (narrowed for 16- and 8-bit elements, widened
+    /// for 64-bit ones).
     pub fn select_vec(&mut self, e: Elem, mask: &[Value], a: &Lv, b: &Lv) -> Lv {
         match e {
             Elem::I32 | Elem::F32 | Elem::Bool => {
@@ -402,11 +403,28 @@ impl Tr<'_, '_> {
                         .collect(),
                 )
             }
-            _ => {
-                let m = Lv::V(mask.to_vec());
-                self.per_lane(&[(Elem::Bool, &m), (e, a), (e, b)], e, |t, x| {
-                    t.b.ins().select(x[0], x[1], x[2])
-                })
+            Elem::I64 | Elem::F64 => {
+                // Sign-extend each i32 mask chunk (lanes 4k..4k+3) into the two 64-bit
+                // chunks of those lanes: two instructions instead of a per-lane select.
+                let (ty, _) = e.chunk();
+                let va = self.chunks_of(e, a);
+                let vb = self.chunks_of(e, b);
+                let mut wide = Vec::with_capacity(va.len());
+                for m in mask {
+                    for half in [self.b.ins().swiden_low(*m), self.b.ins().swiden_high(*m)] {
+                        wide.push(if ty == types::I64X2 {
+                            half
+                        } else {
+                            self.b.ins().bitcast(ty, little(), half)
+                        });
+                    }
+                }
+                Lv::V(
+                    wide.iter()
+                        .zip(va.iter().zip(&vb))
+                        .map(|(m, (x, y))| self.b.ins().bitselect(*m, *x, *y))
+                        .collect(),
+                )
             }
         }
     }
