@@ -10,7 +10,9 @@
 //! from this run), [`internalise_kernel_bodies`] on the text, then `-O2` from IR to
 //! SPIR-V, where the inlined copy is dropped. The optimisation pipeline is the same
 //! (without the rewrite, both paths give byte-identical SPIR-V), so every build
-//! option keeps its effect; it roughly halves clang's time on big kernels.
+//! option keeps its effect; it roughly halves clang's time on big kernels. The
+//! second run also skips loop strength reduction (`-disable-lsr`, see
+//! `Frontend::ir_to_spirv_with`), worthless for SPIR-V and slow on many loops.
 //!
 //! A second clang process costs ~35 ms (loading clang's shared libraries), so small
 //! sources keep the single run: [`TWO_STEP_MIN_BYTES`] is about where the two paths
