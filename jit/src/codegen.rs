@@ -66,6 +66,12 @@ pub const BACKTRACKING_MAX_INSTS: usize = 16_000;
 /// divergent loops: 2.8 s of CPU with it, 1.2 s without), for code a little larger.
 pub const OPTIMISE_MAX_INSTS: usize = 250_000;
 
+/// The largest stack frame a kernel's code may have: the runtime's pool workers
+/// have 16 MB of stack (a thread with less hands the kernel to them), and a huge
+/// kernel (10 000 inlined calls: 22 MB of spill slots) must fail to build
+/// (`CL_OUT_OF_RESOURCES`) rather than overflow it.
+pub const MAX_FRAME_BYTES: usize = 15 << 20;
+
 /// The host ISA with our flags; `single_pass` picks the linear-time register allocator.
 fn host_isa(
     opt_disable: bool,
@@ -125,8 +131,13 @@ impl Jit {
         })
     }
 
-    /// Compiles `func` as the exported function `name`.
-    pub fn define(&mut self, name: &str, func: ir::Function) -> Result<FuncId, CompileError> {
+    /// Compiles `func` as the exported function `name`; returns its id and the size
+    /// of its stack frame.
+    pub fn define(
+        &mut self,
+        name: &str,
+        func: ir::Function,
+    ) -> Result<(FuncId, usize), CompileError> {
         let sig = func.signature.clone();
         let id = self
             .module
@@ -186,6 +197,18 @@ impl Jit {
                 .define_function_bytes(id, align, &bytes, &relocs)
                 .map_err(failed)?;
         }
+        let frame_bytes = self
+            .ctx
+            .compiled_code()
+            .and_then(|cc| cc.buffer.frame_layout())
+            .map_or(0, |l| l.frame_to_fp_offset as usize);
+        if frame_bytes > MAX_FRAME_BYTES {
+            return Err(CompileError::out_of_resources(format!(
+                "kernel {name} is too large: its code needs a stack frame of {} MB, more than the {} MB a work-item thread has",
+                frame_bytes >> 20,
+                MAX_FRAME_BYTES >> 20
+            )));
+        }
         if let (Some(map), Some(cc)) = (&mut self.perf_map, self.ctx.compiled_code()) {
             map.push((id, name.to_string(), cc.code_buffer().len()));
         }
@@ -200,7 +223,7 @@ impl Jit {
                 );
             }
         }
-        Ok(id)
+        Ok((id, frame_bytes))
     }
 
     /// Finalises all definitions; returns the code owner and a lookup for entries.
