@@ -16,6 +16,8 @@ pub struct Jit {
     pub module: JITModule,
     /// The ISA for functions above [`BACKTRACKING_MAX_INSTS`].
     big_isa: cranelift_codegen::isa::OwnedTargetIsa,
+    /// The ISA for functions above [`OPTIMISE_MAX_INSTS`].
+    huge_isa: cranelift_codegen::isa::OwnedTargetIsa,
     pub ctx: cranelift_codegen::Context,
     pub fctx: cranelift_frontend::FunctionBuilderContext,
     dump: bool,
@@ -58,6 +60,18 @@ fn codegen_err(what: &str, e: impl std::fmt::Display) -> CompileError {
 /// ten times the size).
 pub const BACKTRACKING_MAX_INSTS: usize = 16_000;
 
+/// Functions with more Cranelift instructions than this skip Cranelift's mid-end
+/// optimiser (`opt_level` none: no e-graph, GVN or LICM), which takes about a third
+/// of the code-generation time of a huge kernel (1 million instructions for 1000
+/// divergent loops: 2.8 s of CPU with it, 1.2 s without), for code a little larger.
+pub const OPTIMISE_MAX_INSTS: usize = 250_000;
+
+/// The largest stack frame a kernel's code may have: the runtime's pool workers
+/// have 16 MB of stack (a thread with less hands the kernel to them), and a huge
+/// kernel (10 000 inlined calls: 22 MB of spill slots) must fail to build
+/// (`CL_OUT_OF_RESOURCES`) rather than overflow it.
+pub const MAX_FRAME_BYTES: usize = 15 << 20;
+
 /// The host ISA with our flags; `single_pass` picks the linear-time register allocator.
 fn host_isa(
     opt_disable: bool,
@@ -99,6 +113,7 @@ impl Jit {
     pub fn new(opt_disable: bool) -> Result<Jit, CompileError> {
         let isa = host_isa(opt_disable, false)?;
         let big_isa = host_isa(opt_disable, true)?;
+        let huge_isa = host_isa(true, true)?;
         let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
         jb.symbols(crate::builtins::all_symbols());
         jb.symbols(crate::support::symbols());
@@ -108,6 +123,7 @@ impl Jit {
         Ok(Jit {
             module,
             big_isa,
+            huge_isa,
             ctx,
             fctx: cranelift_frontend::FunctionBuilderContext::new(),
             dump: std::env::var_os("CRANECL_DUMP_CLIF").is_some_and(|v| v != "0"),
@@ -115,8 +131,13 @@ impl Jit {
         })
     }
 
-    /// Compiles `func` as the exported function `name`.
-    pub fn define(&mut self, name: &str, func: ir::Function) -> Result<FuncId, CompileError> {
+    /// Compiles `func` as the exported function `name`; returns its id and the size
+    /// of its stack frame.
+    pub fn define(
+        &mut self,
+        name: &str,
+        func: ir::Function,
+    ) -> Result<(FuncId, usize), CompileError> {
         let sig = func.signature.clone();
         let id = self
             .module
@@ -138,7 +159,8 @@ impl Jit {
                 "code generation failed for kernel {name}: {detail}"
             ))
         };
-        if self.ctx.func.dfg.num_insts() <= BACKTRACKING_MAX_INSTS {
+        let insts = self.ctx.func.dfg.num_insts();
+        if insts <= BACKTRACKING_MAX_INSTS {
             self.module
                 .define_function(id, &mut self.ctx)
                 .map_err(failed)?;
@@ -146,15 +168,20 @@ impl Jit {
             // Compiled with the other ISA, then handed over as bytes and relocations
             // (what define_function does with the module's own ISA).
             let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+            let isa = if insts <= OPTIMISE_MAX_INSTS {
+                &*self.big_isa
+            } else {
+                &*self.huge_isa
+            };
             let align = self
                 .ctx
-                .compile(&*self.big_isa, &mut ctrl)
+                .compile(isa, &mut ctrl)
                 .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e.inner)))?
                 .buffer
                 .alignment as u64;
             let align = align
-                .max(self.big_isa.function_alignment().minimum as u64)
-                .max(self.big_isa.symbol_alignment());
+                .max(isa.function_alignment().minimum as u64)
+                .max(isa.symbol_alignment());
             let compiled = self
                 .ctx
                 .compiled_code()
@@ -170,6 +197,18 @@ impl Jit {
                 .define_function_bytes(id, align, &bytes, &relocs)
                 .map_err(failed)?;
         }
+        let frame_bytes = self
+            .ctx
+            .compiled_code()
+            .and_then(|cc| cc.buffer.frame_layout())
+            .map_or(0, |l| l.frame_to_fp_offset as usize);
+        if frame_bytes > MAX_FRAME_BYTES {
+            return Err(CompileError::out_of_resources(format!(
+                "kernel {name} is too large: its code needs a stack frame of {} MB, more than the {} MB a work-item thread has",
+                frame_bytes >> 20,
+                MAX_FRAME_BYTES >> 20
+            )));
+        }
         if let (Some(map), Some(cc)) = (&mut self.perf_map, self.ctx.compiled_code()) {
             map.push((id, name.to_string(), cc.code_buffer().len()));
         }
@@ -184,7 +223,7 @@ impl Jit {
                 );
             }
         }
-        Ok(id)
+        Ok((id, frame_bytes))
     }
 
     /// Finalises all definitions; returns the code owner and a lookup for entries.

@@ -24,6 +24,9 @@ pub enum CompileErrorKind {
     /// Linking failed: a symbol defined twice, or declared and defined with different
     /// types (`CL_LINK_PROGRAM_FAILURE`).
     Link,
+    /// The kernel needs more than a work-item thread has (a stack frame too large):
+    /// `CL_OUT_OF_RESOURCES`.
+    OutOfResources,
 }
 
 impl CompileError {
@@ -39,6 +42,14 @@ impl CompileError {
     pub fn unsupported(message: impl Into<String>) -> Self {
         CompileError {
             kind: CompileErrorKind::Unsupported,
+            message: message.into(),
+        }
+    }
+
+    /// An `OutOfResources` error.
+    pub fn out_of_resources(message: impl Into<String>) -> Self {
+        CompileError {
+            kind: CompileErrorKind::OutOfResources,
             message: message.into(),
         }
     }

@@ -75,6 +75,9 @@ pub struct KernelInfo {
     pub private_bytes_per_item: usize,
     /// Whether the kernel has barriers or work-group collectives (region-split code).
     pub has_barriers: bool,
+    /// Bytes of the generated code's stack frame (spill slots and private arrays),
+    /// at most [`crate::codegen::MAX_FRAME_BYTES`].
+    pub frame_bytes: usize,
     /// The number of sub-groups a work-group must have (`SubgroupsPerWorkgroup`,
     /// `CL_KERNEL_COMPILE_NUM_SUB_GROUPS`).
     pub required_num_sub_groups: Option<u32>,

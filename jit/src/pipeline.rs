@@ -180,7 +180,7 @@ fn compile_module(
             lowered.func.dfg.num_insts(),
             lowered.func.dfg.num_values(),
         );
-        let id = jit.define(&ep.name, lowered.func)?;
+        let (id, frame_bytes) = jit.define(&ep.name, lowered.func)?;
         times.lap("cranelift");
         times.report(&flat, clif_size);
         ids.push(id);
@@ -198,6 +198,7 @@ fn compile_module(
             scratch_bytes_per_sub_group: lowered.scratch_per_sg as usize,
             private_bytes_per_item: lowered.private_bytes as usize,
             has_barriers: lowered.has_barriers,
+            frame_bytes,
             required_num_sub_groups: ep.modes.sub_groups_per_work_group,
             device_enqueue: flat_uses_device_enqueue(&m, &flat),
         });

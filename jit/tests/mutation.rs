@@ -248,6 +248,7 @@ fn child(spec: &str) {
             Err(e) => match e.kind {
                 CompileErrorKind::Malformed | CompileErrorKind::Link => "malformed".to_string(),
                 CompileErrorKind::Unsupported => "unsupported".to_string(),
+                CompileErrorKind::OutOfResources => "out of resources".to_string(),
                 CompileErrorKind::Codegen => {
                     format!("internal {}", e.message.lines().next().unwrap_or(""))
                 }

@@ -410,7 +410,12 @@ impl Program {
                 if !log.ends_with('\n') {
                     log.push('\n');
                 }
-                Err((CL_BUILD_PROGRAM_FAILURE, log))
+                let code = if e.kind == cranecl_jit::CompileErrorKind::OutOfResources {
+                    CL_OUT_OF_RESOURCES
+                } else {
+                    CL_BUILD_PROGRAM_FAILURE
+                };
+                Err((code, log))
             }
         }
     }

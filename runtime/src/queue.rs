@@ -337,6 +337,7 @@ impl Pending {
                 (info.private_bytes_per_item)
                     .saturating_mul(info.sub_group_width as usize)
                     .saturating_mul(2)
+                    .saturating_add(info.frame_bytes)
                     .saturating_add(HELP_STACK_MARGIN)
             }
             _ => return true,

@@ -30,6 +30,8 @@ pub struct Placement {
     /// By linear position: the position of the innermost block whose skip region
     /// contains it (`usize::MAX` for the entry block, which contains everything).
     pub region_parent: Vec<usize>,
+    /// By linear position: how many skip regions contain it (0 for the entry block).
+    region_depth: Vec<usize>,
     /// Values that must live in memory: some use is reached from the definition
     /// through a barrier.
     pub homed: HashSet<Id>,
@@ -44,9 +46,17 @@ impl Placement {
     pub fn new(cfg: &Cfg, uses: &Uses, barriers: &[(usize, usize)]) -> Placement {
         let n = cfg.order.len();
         let (region_end, region_parent) = regions(cfg);
+        // A parent comes before its children in the linear order.
+        let mut region_depth = vec![0usize; region_parent.len()];
+        for i in 0..region_parent.len() {
+            if let Some(&d) = region_depth.get(region_parent[i]) {
+                region_depth[i] = d + 1;
+            }
+        }
         let mut p = Placement {
             region_end,
             region_parent,
+            region_depth,
             homed: HashSet::new(),
             in_vars: HashSet::new(),
         };
@@ -127,15 +137,9 @@ impl Placement {
     /// The innermost position whose skip region contains positions `a` and `b`
     /// (either may be that position itself).
     pub fn common_region(&self, mut a: usize, mut b: usize) -> usize {
-        let depth = |mut x: usize| {
-            let mut d = 0;
-            while self.region_parent[x] != usize::MAX {
-                x = self.region_parent[x];
-                d += 1;
-            }
-            d
-        };
-        let (mut da, mut db) = (depth(a), depth(b));
+        // Depths precomputed: walking the parent chain each time made the masked
+        // lowering quadratic in a kernel of many sequential ifs (regions nest).
+        let (mut da, mut db) = (self.region_depth[a], self.region_depth[b]);
         while da > db {
             a = self.region_parent[a];
             da -= 1;

@@ -179,6 +179,7 @@ mod tests {
             static_local_bytes: 0,
             scratch_bytes_per_sub_group: 0,
             private_bytes_per_item: 0,
+            frame_bytes: 0,
             has_barriers: false,
             required_num_sub_groups: None,
             device_enqueue: false,

@@ -145,6 +145,7 @@ fn fake_kernel(
         static_local_bytes,
         scratch_bytes_per_sub_group: scratch_per_sub_group,
         private_bytes_per_item: 0,
+        frame_bytes: 0,
         has_barriers: scratch_per_sub_group > 0,
         required_num_sub_groups: None,
         device_enqueue: false,
