@@ -68,8 +68,8 @@ pub const EXTENSIONS: &[(&str, (u32, u32, u32))] = &[
     ("cl_khr_extended_async_copies", (1, 0, 0)),
     // (cl_khr_async_work_group_copy_fence is implemented but not reported: the CTS
     // compiler suite's list of approved Khronos extensions lacks it and fails a device
-    // that reports it; neither Intel's CPU runtime nor PoCL reports it. Building with
-    // -Dcl_khr_async_work_group_copy_fence=1 declares the built-in, see cranecl.h.)
+    // that reports it; neither Intel's CPU runtime nor PoCL reports it. cranecl.h
+    // declares the built-in all the same.)
 ];
 
 /// Device-side enqueue, claimed unless `CRANECL_DEVICE_ENQUEUE=0` (see

@@ -184,13 +184,12 @@ event_t __attribute__((overloadable)) async_work_group_copy_3D3D(
 #endif /* cl_khr_extended_async_copies */
 
 /*
- * cl_khr_async_work_group_copy_fence (not reported by the device; an application
- * that wants it defines the macro with -D): orders the async copies before it
- * against those after it.
+ * async_work_group_copy_fence (cl_khr_async_work_group_copy_fence, implemented but
+ * not reported, see features.rs): orders the async copies before it against those
+ * after it. Declared unconditionally: this header is precompiled with the driver's
+ * flags, so a macro from the application's build options could not enable it.
  */
-#ifdef cl_khr_async_work_group_copy_fence
 void __attribute__((overloadable)) async_work_group_copy_fence(cl_mem_fence_flags flags);
-#endif /* cl_khr_async_work_group_copy_fence */
 
 /*
  * cl_intel_subgroup_2d_block_io (clang-22 declares none of its built-ins). Overloadable
