@@ -182,6 +182,13 @@ impl Jit {
                     "; kernel {name}: {} bytes of machine code",
                     cc.code_buffer().len()
                 );
+                // Raw bytes for `objdump -D -b binary -mi386:x86-64` (perf offsets).
+                if let Some(dir) = std::env::var_os("CRANECL_DUMP_CODE") {
+                    let path = std::path::Path::new(&dir).join(format!("{name}.bin"));
+                    if let Err(e) = std::fs::write(&path, cc.code_buffer()) {
+                        eprintln!("; cannot write {}: {e}", path.display());
+                    }
+                }
             }
         }
         Ok(id)
