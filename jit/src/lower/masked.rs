@@ -422,6 +422,9 @@ impl Tr<'_, '_> {
                 } else {
                     let c = self.get(*cond)?;
                     let cm = self.bool_mask(&c.leaves[0]);
+                    if self.full_state == Some(true) && self.cfg.loop_of[bi].is_some() {
+                        return self.branch_full(bi, *t, *fl, &m, &cm);
+                    }
                     let mt = self.mask_and(&m, &cm);
                     let mf = self.mask_and_not(&m, &cm);
                     self.edge(bi, *t, &mt)?;
@@ -465,8 +468,53 @@ impl Tr<'_, '_> {
         self.lower_masked_terminator(bi)
     }
 
+    /// A divergent branch at the end of loop block `bi` whose mask `m` is known full
+    /// (the full-mask copy of a duplicated block): when every lane goes the same way,
+    /// which is what most iterations of a loop like `for (i = gid; i < n; i += gsz)`
+    /// do, only that edge is taken, with no lane blending (phis and live-outs take the
+    /// new values, the target's mask becomes full, the other edge changes nothing);
+    /// mixed conditions take both edges under their masks.
+    fn branch_full(
+        &mut self,
+        bi: usize,
+        t: Id,
+        f: Id,
+        m: &[Value],
+        cm: &[Value],
+    ) -> Result<(), CompileError> {
+        let all = self.mask_all(cm);
+        let any = self.mask_any(cm);
+        let b_all = self.b.create_block();
+        let b_some = self.b.create_block();
+        let b_none = self.b.create_block();
+        let b_mixed = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.ins().brif(all, b_all, &[], b_some, &[]);
+        self.b.switch_to_block(b_all);
+        self.edge_with(bi, t, EdgeMask::All)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(b_some);
+        self.b.ins().brif(any, b_mixed, &[], b_none, &[]);
+        self.b.switch_to_block(b_none);
+        self.edge_with(bi, f, EdgeMask::All)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(b_mixed);
+        let mt = self.mask_and(m, cm);
+        let mf = self.mask_and_not(m, cm);
+        self.edge(bi, t, &mt)?;
+        self.edge(bi, f, &mf)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+
     /// Control leaving block `from` for `to` under mask `em`: pending mask and phis.
     fn edge(&mut self, from: usize, to: Id, em: &[Value]) -> Result<(), CompileError> {
+        self.edge_with(from, to, EdgeMask::Lanes(em))
+    }
+
+    /// [`Self::edge`] under a mask or for every lane (no blending).
+    fn edge_with(&mut self, from: usize, to: Id, em: EdgeMask<'_>) -> Result<(), CompileError> {
         let ti = *self
             .cfg
             .index
@@ -474,8 +522,17 @@ impl Tr<'_, '_> {
             .ok_or_else(|| CompileError::malformed(format!("branch to unknown block %{to}")))?;
         let mcells = self.state().masks[ti].clone();
         for (c, cell) in mcells.iter().enumerate() {
-            let old = self.read_cell(*cell);
-            let new = self.b.ins().bor(old, em[c]);
+            let new = match em {
+                EdgeMask::Lanes(em) => {
+                    let old = self.read_cell(*cell);
+                    self.b.ins().bor(old, em[c])
+                }
+                EdgeMask::All => self.b.ins().iconst(types::I32, -1),
+            };
+            let new = match em {
+                EdgeMask::Lanes(_) => new,
+                EdgeMask::All => self.b.ins().splat(types::I32X4, new),
+            };
             self.write_cell(*cell, new);
         }
         // Lanes leaving loops keep their own values of the loop's live-outs (those
@@ -501,8 +558,14 @@ impl Tr<'_, '_> {
         for (id, accs) in leaving {
             let v = self.get_direct(id)?;
             for ((lv, e), cells) in v.leaves.iter().zip(v.elems.iter()).zip(&accs) {
-                let olds: Vec<Value> = cells.iter().map(|x| self.read_cell(*x)).collect();
-                if let Lv::V(ch) = self.select_vec(*e, em, lv, &Lv::V(olds)) {
+                let new = match em {
+                    EdgeMask::Lanes(em) => {
+                        let olds: Vec<Value> = cells.iter().map(|x| self.read_cell(*x)).collect();
+                        self.select_vec(*e, em, lv, &Lv::V(olds))
+                    }
+                    EdgeMask::All => Lv::V(self.chunks_of(*e, lv)),
+                };
+                if let Lv::V(ch) = new {
                     for (cell, c) in cells.iter().zip(ch) {
                         self.write_cell(*cell, c);
                     }
@@ -528,8 +591,14 @@ impl Tr<'_, '_> {
                         None
                     }
                     (PhiAcc::V(cells), _) => {
-                        let olds: Vec<Value> = cells.iter().map(|c| self.read_cell(*c)).collect();
-                        let new = self.select_vec(*e, em, lv, &Lv::V(olds));
+                        let new = match em {
+                            EdgeMask::Lanes(em) => {
+                                let olds: Vec<Value> =
+                                    cells.iter().map(|c| self.read_cell(*c)).collect();
+                                self.select_vec(*e, em, lv, &Lv::V(olds))
+                            }
+                            EdgeMask::All => Lv::V(self.chunks_of(*e, lv)),
+                        };
                         if let Lv::V(chunks) = new {
                             for (cell, c) in cells.iter().zip(chunks) {
                                 self.write_cell(*cell, c);
@@ -539,6 +608,10 @@ impl Tr<'_, '_> {
                     }
                 };
                 if let Some((cell, x)) = scalar {
+                    let EdgeMask::Lanes(em) = em else {
+                        self.write_cell(cell, x);
+                        continue;
+                    };
                     let a = match any {
                         Some(a) => a,
                         None => *any.insert(self.mask_any(em)),
@@ -634,4 +707,11 @@ impl Tr<'_, '_> {
         keep.retain(|c| c.var().is_some());
         keep
     }
+}
+
+/// The lanes taking an edge: those of a mask, or (known at compile time) all.
+#[derive(Clone, Copy)]
+enum EdgeMask<'a> {
+    Lanes(&'a [Value]),
+    All,
 }
