@@ -525,6 +525,18 @@ owned_handle!(
     SubDevice, cl_device_id, clReleaseDevice, clRetainDevice
 );
 
+/// A cranecl executable program binary holding the SPIR-V module `il` unchecked
+/// (magic, binary type, options length, word count, no options, the words): how a
+/// test gets words past `clCreateProgramWithIL`'s validation to the build.
+pub fn cranecl_binary(il: &[u8]) -> Vec<u8> {
+    let mut bin = b"CRANECL\x02".to_vec();
+    bin.extend_from_slice(&(CL_PROGRAM_BINARY_TYPE_EXECUTABLE as u32).to_le_bytes());
+    bin.extend_from_slice(&0u32.to_le_bytes());
+    bin.extend_from_slice(&((il.len() / 4) as u32).to_le_bytes());
+    bin.extend_from_slice(il);
+    bin
+}
+
 /// Why a build failed: the code of `clBuildProgram` and the device's build log.
 #[derive(Clone, Debug)]
 pub struct BuildFailure {
@@ -655,6 +667,28 @@ impl DeviceContext {
             clCreateProgramWithIL(self.context.raw(), il.as_ptr().cast(), il.len(), &mut err)
         };
         check(err, "clCreateProgramWithIL")?;
+        // SAFETY: creation succeeded; we own the reference.
+        Ok(unsafe { Program::from_raw(program) })
+    }
+
+    /// `clCreateProgramWithBinary` of one binary for this device, without building
+    /// (the binary status is not looked at: the build reports what is wrong).
+    pub fn try_program_from_binary(&self, binary: &[u8]) -> ClResult<Program> {
+        let (mut status, mut err) = (0, 0);
+        let (len, bin) = (binary.len(), binary.as_ptr());
+        // SAFETY: one device, one binary of `len` bytes.
+        let program = unsafe {
+            clCreateProgramWithBinary(
+                self.context.raw(),
+                1,
+                &self.device,
+                &len,
+                &bin,
+                &mut status,
+                &mut err,
+            )
+        };
+        check(err, "clCreateProgramWithBinary")?;
         // SAFETY: creation succeeded; we own the reference.
         Ok(unsafe { Program::from_raw(program) })
     }

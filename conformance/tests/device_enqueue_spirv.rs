@@ -8,7 +8,6 @@
 //! instructions and `OpEnqueueMarker`; and a mistyped `OpEnqueueKernel` refused with
 //! a log naming it.
 
-use std::ptr;
 
 use cranecl_conformance::sys::*;
 use cranecl_conformance::*;
@@ -484,41 +483,12 @@ fn a_mistyped_enqueue_kernel_is_refused_with_a_log_naming_it() {
         return;
     }
     // Through a program binary the words reach the build, which fails with a log.
-    let mut bin = b"CRANECL\x02".to_vec();
-    bin.extend_from_slice(&(CL_PROGRAM_BINARY_TYPE_EXECUTABLE as u32).to_le_bytes());
-    bin.extend_from_slice(&0u32.to_le_bytes());
-    bin.extend_from_slice(&((il.len() / 4) as u32).to_le_bytes());
-    bin.extend_from_slice(&il);
-    let (mut status, mut err) = (0, 0);
-    let (len, ptr_bin) = (bin.len(), bin.as_ptr());
-    // SAFETY: one device, one binary of `len` bytes.
-    let program = unsafe {
-        clCreateProgramWithBinary(
-            dc.context.raw(),
-            1,
-            &dc.device,
-            &len,
-            &ptr_bin,
-            &mut status,
-            &mut err,
-        )
-    };
-    check(err, "clCreateProgramWithBinary").unwrap();
-    // SAFETY: creation succeeded; we own the reference.
-    let program = unsafe { Program::from_raw(program) };
-    // SAFETY: valid program, one device, no options, no callback.
-    let code = unsafe {
-        clBuildProgram(
-            program.raw(),
-            1,
-            &dc.device,
-            ptr::null(),
-            None,
-            ptr::null_mut(),
-        )
-    };
-    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
-    let log = dc.build_log(&program);
+    let program = dc.try_program_from_binary(&cranecl_binary(&il)).unwrap();
+    let f = dc
+        .try_build_program(program, "")
+        .expect_err("the mistyped OpEnqueueKernel built");
+    assert_eq!(f.code, CL_BUILD_PROGRAM_FAILURE);
+    let log = f.log;
     assert!(
         log.contains("OpEnqueueKernel") && log.contains("Queue"),
         "{log}"

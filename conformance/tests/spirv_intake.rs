@@ -66,45 +66,12 @@ fn a_binary_with_a_mistyped_module_fails_to_build_with_a_log() {
     }
     let ctx = DeviceContext::new();
     let Some(il) = mistyped() else { return };
-    // cranecl's binary format: magic, binary type, options length, word count,
-    // options, the SPIR-V words.
-    let mut bin = b"CRANECL\x02".to_vec();
-    bin.extend_from_slice(&(CL_PROGRAM_BINARY_TYPE_EXECUTABLE as u32).to_le_bytes());
-    bin.extend_from_slice(&0u32.to_le_bytes());
-    bin.extend_from_slice(&((il.len() / 4) as u32).to_le_bytes());
-    bin.extend_from_slice(&il);
-    let mut status = 0;
-    let mut err = 0;
-    let len = bin.len();
-    let ptr_bin = bin.as_ptr();
-    // SAFETY: one device, one binary of `len` bytes.
-    let program = unsafe {
-        clCreateProgramWithBinary(
-            ctx.context.raw(),
-            1,
-            &ctx.device,
-            &len,
-            &ptr_bin,
-            &mut status,
-            &mut err,
-        )
-    };
-    check(err, "clCreateProgramWithBinary").unwrap();
-    // SAFETY: creation succeeded; we own the reference.
-    let program = unsafe { Program::from_raw(program) };
-    // SAFETY: valid program, one device, no options, no callback.
-    let code = unsafe {
-        clBuildProgram(
-            program.raw(),
-            1,
-            &ctx.device,
-            ptr::null(),
-            None,
-            ptr::null_mut(),
-        )
-    };
-    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
-    let log = ctx.build_log(&program);
+    let program = ctx.try_program_from_binary(&cranecl_binary(&il)).unwrap();
+    let f = ctx
+        .try_build_program(program, "")
+        .expect_err("the mistyped module built");
+    assert_eq!(f.code, CL_BUILD_PROGRAM_FAILURE);
+    let log = f.log;
     assert!(log.contains("OpIAdd") && log.contains("float32"), "{log}");
 }
 
