@@ -26,13 +26,7 @@ const ALL_ROWS: [usize; 6] = [1, 2, 4, 8, 16, 32];
 
 /// The functions of the spec's tables.
 fn functions(kind: Kind) -> Vec<Func> {
-    let f = |bits, rows, cols, count| Func {
-        kind,
-        bits,
-        rows,
-        cols,
-        count,
-    };
+    let f = |bits, rows, cols, count| Func::new(kind, bits, rows, cols, count);
     let mut v = Vec::new();
     match kind {
         Kind::Read => {
@@ -533,13 +527,7 @@ fn spirv_instructions_match_the_built_ins() {
     let program = ctx
         .try_build_il(&il, "")
         .unwrap_or_else(|f| panic!("SPIR-V with SPV_INTEL_2d_block_io: {f}"));
-    let f = |kind, bits, rows, cols, count| Func {
-        kind,
-        bits,
-        rows,
-        cols,
-        count,
-    };
+    let f = Func::new;
     let loads = [
         ("load_16b_8r16x2c", f(Kind::Read, 16, 8, 16, 2)),
         ("load_8b_4r32x2c", f(Kind::Read, 8, 4, 32, 2)),
@@ -647,13 +635,7 @@ fn check_loads<N: AsRef<str>>(
 #[test]
 fn spirv_loads_of_the_other_shapes() {
     let ctx = DeviceContext::new();
-    let f = |kind, bits, rows, cols, count| Func {
-        kind,
-        bits,
-        rows,
-        cols,
-        count,
-    };
+    let f = Func::new;
     let loads = [
         f(Kind::Read, 8, 8, 32, 1),
         f(Kind::Read, 8, 32, 32, 2),
@@ -782,13 +764,7 @@ kernel void k(global uchar* surf, int width, int height, int pitch,
         let program = ctx
             .try_build_il(&il, "")
             .unwrap_or_else(|f| panic!("import with {attr:?}: {f}"));
-        let func = Func {
-            kind: Kind::Read,
-            bits: 16,
-            rows: 4,
-            cols: 16,
-            count: 2,
-        };
+        let func = Func::new(Kind::Read, 16, 4, 16, 2);
         let surf = surface_bytes(HEIGHT * PITCH);
         let surf_buf = ctx.buffer_from(&surf);
         let pos = positions(&func);

@@ -23,13 +23,7 @@ const PITCH: usize = 192;
 /// The functions of the tables, with every row count at sub-group size 16 and a few
 /// at the others.
 fn functions(kind: Kind, w: usize) -> Vec<Func> {
-    let f = |bits, rows, cols, count| Func {
-        kind,
-        bits,
-        rows,
-        cols,
-        count,
-    };
+    let f = |bits, rows, cols, count| Func::new(kind, bits, rows, cols, count);
     let rows: &[usize] = if w == 16 {
         &[1, 2, 4, 8, 16, 32]
     } else {

@@ -8,7 +8,6 @@
 //! instructions and `OpEnqueueMarker`; and a mistyped `OpEnqueueKernel` refused with
 //! a log naming it.
 
-
 use cranecl_conformance::sys::*;
 use cranecl_conformance::*;
 

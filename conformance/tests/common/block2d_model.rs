@@ -27,6 +27,18 @@ pub struct Func {
 }
 
 impl Func {
+    /// The built-in of `kind` with `bits`-bit elements and `count` blocks of `rows` x
+    /// `cols` elements.
+    pub fn new(kind: Kind, bits: usize, rows: usize, cols: usize, count: usize) -> Func {
+        Func {
+            kind,
+            bits,
+            rows,
+            cols,
+            count,
+        }
+    }
+
     /// The OpenCL C name, e.g. `intel_sub_group_2d_block_read_16b_8r16x1c`.
     pub fn name(&self) -> String {
         let k = match self.kind {
