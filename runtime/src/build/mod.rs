@@ -393,30 +393,20 @@ impl Frontend {
                     let ir = whole_program::internalise_kernel_bodies(&String::from_utf8_lossy(
                         &out.stdout,
                     ));
-                    let mut spirv = self.optimise_ir_to_spirv(&ir, &out.log)?;
-                    if local_retype::has_retyped_local(&spirv)
-                        || device_enqueue::has_function_pointer(&spirv)
-                    {
-                        spirv = self.compile_via_ir(source, &out.args)?;
-                    }
+                    let spirv = self.optimise_ir_to_spirv(&ir, &out.log)?;
                     Ok(ClangOutput {
-                        spirv,
+                        spirv: self.via_ir_if_needed(spirv, source, &out.args)?,
                         log: out.log,
                     })
                 })
         } else {
             self.run_with_pch(source, &lang, &other, Emit::Spirv)
                 .and_then(|out| {
-                    let mut spirv = clang::spirv_words(&out.stdout).map_err(|msg| {
+                    let spirv = clang::spirv_words(&out.stdout).map_err(|msg| {
                         SourceBuildError::Failed(format!("{}error: {msg}\n", out.log))
                     })?;
-                    if local_retype::has_retyped_local(&spirv)
-                        || device_enqueue::has_function_pointer(&spirv)
-                    {
-                        spirv = self.compile_via_ir(source, &out.args)?;
-                    }
                     Ok(ClangOutput {
-                        spirv,
+                        spirv: self.via_ir_if_needed(spirv, source, &out.args)?,
                         log: out.log,
                     })
                 })
@@ -569,6 +559,22 @@ impl Frontend {
             log: run.stderr,
             args,
         })
+    }
+
+    /// `spirv` as clang emitted it, or, when it holds what the jit cannot take
+    /// (a retyped `__local` or a pointer to a function), the source compiled again
+    /// through the LLVM IR rewrite ([`Self::compile_via_ir`]).
+    fn via_ir_if_needed(
+        &self,
+        spirv: Vec<u32>,
+        source: &str,
+        args: &[OsString],
+    ) -> Result<Vec<u32>, SourceBuildError> {
+        if local_retype::has_retyped_local(&spirv) || device_enqueue::has_function_pointer(&spirv) {
+            self.compile_via_ir(source, args)
+        } else {
+            Ok(spirv)
+        }
     }
 
     /// Compiles again, as LLVM IR whose `__local` globals get a zero initializer and
