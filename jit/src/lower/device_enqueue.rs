@@ -41,14 +41,8 @@ impl Tr<'_, '_> {
     /// The W lane values of scalar `arg` (an integer, bool, pointer or handle),
     /// widened to 64 bits (integers sign-extended).
     pub(super) fn lanes_i64(&mut self, what: &str, arg: Id) -> Result<Vec<Value>, CompileError> {
-        let v = self.get(arg)?;
-        let (Some(&e), [leaf]) = (v.elems.first(), v.leaves.as_slice()) else {
-            return Err(CompileError::malformed(format!(
-                "{what}: argument %{arg} is not a scalar"
-            )));
-        };
-        let leaf = leaf.clone();
-        let lanes = self.lanes_of(e, &leaf);
+        let (e, lanes) =
+            self.scalar_lanes(arg, || format!("{what}: argument %{arg} is not a scalar"))?;
         lanes
             .into_iter()
             .map(|x| {
@@ -64,6 +58,21 @@ impl Tr<'_, '_> {
                 })
             })
             .collect()
+    }
+
+    /// The element type and W lane values of scalar `arg`; `not_scalar` words the
+    /// error for anything else.
+    pub(super) fn scalar_lanes(
+        &mut self,
+        arg: Id,
+        not_scalar: impl FnOnce() -> String,
+    ) -> Result<(Elem, Vec<Value>), CompileError> {
+        let v = self.get(arg)?;
+        let (Some(&e), [leaf]) = (v.elems.first(), v.leaves.as_slice()) else {
+            return Err(CompileError::malformed(not_scalar()));
+        };
+        let leaf = leaf.clone();
+        Ok((e, self.lanes_of(e, &leaf)))
     }
 
     /// One call of `op` with `nargs` arguments for the active lanes: `rows` gives

@@ -232,14 +232,9 @@ impl Tr<'_, '_> {
             };
             let lanes = match pointee {
                 None => {
-                    let v = self.get(id)?;
-                    let (Some(&e), [leaf]) = (v.elems.first(), v.leaves.as_slice()) else {
-                        return Err(CompileError::malformed(format!(
-                            "Op{what}: Local Size %{id} is not a scalar"
-                        )));
-                    };
-                    let leaf = leaf.clone();
-                    let lanes = self.lanes_of(e, &leaf);
+                    let (e, lanes) = self.scalar_lanes(id, || {
+                        format!("Op{what}: Local Size %{id} is not a scalar")
+                    })?;
                     self.size_lanes(what, e, lanes)?
                 }
                 Some(p) => {
