@@ -507,6 +507,9 @@ impl Tr<'_, '_> {
                         self.b.seal_block(join);
                     } else {
                         let cm = self.bool_mask(&c.leaves[0]);
+                        if self.full_state == Some(true) && self.cfg.loop_of[bi].is_some() {
+                            return self.branch_full(bi, *t, *fl, &m, &cm);
+                        }
                         let mt = self.mask_and(&m, &cm);
                         let mf = self.mask_and_not(&m, &cm);
                         self.edge(bi, *t, &mt, false)?;
@@ -551,6 +554,47 @@ impl Tr<'_, '_> {
         self.lower_masked_terminator(bi)
     }
 
+    /// A divergent branch at the end of loop block `bi` whose mask `m` is known full
+    /// (the full-mask copy of a duplicated block). When every lane goes the same way,
+    /// as in all but the last iteration of `for (i = gid; i < n; i += gsz)`, only that
+    /// edge is taken and without lane blending (phis and live-outs take the new
+    /// values, the target's mask becomes full, the other edge changes nothing); mixed
+    /// conditions take both edges under their masks.
+    fn branch_full(
+        &mut self,
+        bi: usize,
+        t: Id,
+        f: Id,
+        m: &[Value],
+        cm: &[Value],
+    ) -> Result<(), CompileError> {
+        let all = self.mask_all(cm);
+        let any = self.mask_any(cm);
+        let [b_all, b_some, b_none, b_mixed, join] = [(); 5].map(|_| self.b.create_block());
+        self.b.ins().brif(all, b_all, &[], b_some, &[]);
+        self.b.switch_to_block(b_all);
+        self.b.seal_block(b_all);
+        self.edge_with(bi, t, EdgeMask::All, true)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(b_some);
+        self.b.seal_block(b_some);
+        self.b.ins().brif(any, b_mixed, &[], b_none, &[]);
+        self.b.switch_to_block(b_none);
+        self.b.seal_block(b_none);
+        self.edge_with(bi, f, EdgeMask::All, true)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(b_mixed);
+        self.b.seal_block(b_mixed);
+        let mt = self.mask_and(m, cm);
+        let mf = self.mask_and_not(m, cm);
+        self.edge(bi, t, &mt, true)?;
+        self.edge(bi, f, &mf, true)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        Ok(())
+    }
+
     /// Control leaving block `from` for `to` under mask `em` (`nonempty`: known to
     /// hold a lane): pending mask, loop live-outs and phis. An edge leaving a loop
     /// is taken by no lane in most iterations: its work is skipped then.
@@ -559,6 +603,17 @@ impl Tr<'_, '_> {
         from: usize,
         to: Id,
         em: &[Value],
+        nonempty: bool,
+    ) -> Result<(), CompileError> {
+        self.edge_with(from, to, EdgeMask::Lanes(em), nonempty)
+    }
+
+    /// [`Self::edge`] for the lanes of a mask or for every lane (no blending).
+    fn edge_with(
+        &mut self,
+        from: usize,
+        to: Id,
+        em: EdgeMask<'_>,
         nonempty: bool,
     ) -> Result<(), CompileError> {
         let ti = *self
@@ -597,6 +652,9 @@ impl Tr<'_, '_> {
         let inputs = self.edge_phi_inputs(from, ti)?;
         let guard = leaves_loop && !nonempty;
         let after = if guard {
+            let EdgeMask::Lanes(em) = em else {
+                unreachable!("an all-lanes edge is nonempty")
+            };
             let any = self.mask_any(em);
             let take = self.b.create_block();
             let after = self.b.create_block();
@@ -610,18 +668,32 @@ impl Tr<'_, '_> {
         let nonempty = nonempty || guard;
         let mcells = self.state().masks[ti].clone();
         for (c, cell) in mcells.iter().enumerate() {
-            let old = self.read_cell(*cell);
-            let new = if self.is_zero_vconst(old) {
-                em[c]
-            } else {
-                self.b.ins().bor(old, em[c])
+            let new = match em {
+                EdgeMask::All => {
+                    let (ty, _) = Elem::Bool.chunk();
+                    self.vconst_bytes(ty, vec![0xff; 16])
+                }
+                EdgeMask::Lanes(em) => {
+                    let old = self.read_cell(*cell);
+                    if self.is_zero_vconst(old) {
+                        em[c]
+                    } else {
+                        self.b.ins().bor(old, em[c])
+                    }
+                }
             };
             self.write_cell(*cell, new);
         }
         for (v, accs) in leaving {
             for ((lv, e), cells) in v.leaves.iter().zip(v.elems.iter()).zip(&accs) {
-                let olds: Vec<Value> = cells.iter().map(|x| self.read_cell(*x)).collect();
-                if let Lv::V(ch) = self.select_vec(*e, em, lv, &Lv::V(olds)) {
+                let new = match em {
+                    EdgeMask::All => Lv::V(self.chunks_of(*e, lv)),
+                    EdgeMask::Lanes(em) => {
+                        let olds: Vec<Value> = cells.iter().map(|x| self.read_cell(*x)).collect();
+                        self.select_vec(*e, em, lv, &Lv::V(olds))
+                    }
+                };
+                if let Lv::V(ch) = new {
                     for (cell, c) in cells.iter().zip(ch) {
                         self.write_cell(*cell, c);
                     }
@@ -656,8 +728,14 @@ impl Tr<'_, '_> {
                         None
                     }
                     (PhiAcc::V(cells), _) => {
-                        let olds: Vec<Value> = cells.iter().map(|c| self.read_cell(*c)).collect();
-                        let new = self.select_vec(*e, em, lv, &Lv::V(olds));
+                        let new = match em {
+                            EdgeMask::All => Lv::V(self.chunks_of(*e, lv)),
+                            EdgeMask::Lanes(em) => {
+                                let olds: Vec<Value> =
+                                    cells.iter().map(|c| self.read_cell(*c)).collect();
+                                self.select_vec(*e, em, lv, &Lv::V(olds))
+                            }
+                        };
                         if let Lv::V(chunks) = new {
                             for (cell, c) in cells.iter().zip(chunks) {
                                 self.write_cell(*cell, c);
@@ -671,6 +749,9 @@ impl Tr<'_, '_> {
                         self.write_cell(cell, x);
                         continue;
                     }
+                    let EdgeMask::Lanes(em) = em else {
+                        unreachable!("an all-lanes edge is nonempty")
+                    };
                     let a = match any {
                         Some(a) => a,
                         None => *any.insert(self.mask_any(em)),
@@ -791,4 +872,11 @@ impl Tr<'_, '_> {
         keep.retain(|c| c.var().is_some());
         keep
     }
+}
+
+/// The lanes taking an edge: those of a mask, or (known when the code is emitted) all.
+#[derive(Clone, Copy)]
+enum EdgeMask<'a> {
+    Lanes(&'a [Value]),
+    All,
 }
