@@ -280,6 +280,19 @@ kernel void nested(global int* counter, int levels) {
     nest(counter, levels);
 }
 
+kernel void sub_group_queries(global int* out) {
+    void (^b)(void) = ^{
+        if (get_global_id(0) == 0) {
+            out[4] = (int)get_max_sub_group_size();
+            out[5] = (int)get_num_sub_groups();
+        }
+    };
+    out[0] = (int)get_kernel_max_sub_group_size_for_ndrange(ndrange_1D(3, 3), b);
+    out[1] = (int)get_kernel_sub_group_count_for_ndrange(ndrange_1D(3, 3), b);
+    out[2] = (int)get_kernel_max_sub_group_size_for_ndrange(ndrange_1D(64, 64), b);
+    out[3] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(3, 3), b);
+}
+
 kernel void queries(global int* out) {
     void (^b)(void) = ^{ out[9] = 1; };
     out[0] = (int)get_kernel_work_group_size(b);
@@ -402,6 +415,26 @@ fn kernel_queries_and_enqueue_errors() {
     assert_eq!(&got[2..5], &[-160, -57, -160]);
     // None of the failed enqueues ran its block.
     assert_eq!(got[9], 0);
+}
+
+#[test]
+fn sub_group_queries_agree_with_what_the_block_sees() {
+    let Some(dc) = setup() else { return };
+    let _dq = device_queue(&dc, true);
+    let program = blocks(&dc, "CL2.0");
+    let k = program.kernel("sub_group_queries");
+    let out = dc.buffer_from(&[-1i32; 6]);
+    k.arg_buffer(0, &out);
+    dc.run(&k, &[1], None);
+    let got: Vec<i32> = dc.read(&out, 6);
+    assert_eq!(got[3], 0, "enqueue of a 3-item work-group: {got:?}");
+    // The block, run with 3 work-items, reports the same maximum size and count as
+    // the queries; the maximum size does not depend on the local size.
+    assert_eq!(got[0], got[4], "max sub-group size: {got:?}");
+    assert_eq!(got[1], got[5], "sub-group count: {got:?}");
+    assert_eq!(got[1], 1, "{got:?}");
+    assert_eq!(got[0], got[2], "{got:?}");
+    assert!([4, 8, 16, 32].contains(&got[0]), "{got:?}");
 }
 
 const GLOBAL_BLOCK: &str = r#"

@@ -341,10 +341,11 @@ impl Session {
                 let Ok(nd) = self.ndrange_for(&k, arg(0)) else {
                     return 0;
                 };
-                let items: usize = nd.local_size.iter().product();
-                let w = k.info.sub_group_width as usize;
                 if x == DeviceOp::KernelMaxSubGroupSize as u32 {
-                    items.min(w) as u64
+                    // What `get_max_sub_group_size()` returns in the block and the API's
+                    // CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE: the compiled width,
+                    // whatever the local size (as Intel's CPU runtime).
+                    k.info.sub_group_width as u64
                 } else {
                     k.info.num_sub_groups(nd.local_size) as u64
                 }
