@@ -203,7 +203,7 @@ impl Tr<'_, '_> {
                 (0..w)
                     .map(|l| {
                         let c = chunks[l / lpc as usize];
-                        let x = self.b.ins().extractlane(c, (l % lpc as usize) as u8);
+                        let x = self.lane_scalar(c, (l % lpc as usize) as u8);
                         if e == Elem::Bool {
                             self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
                         } else {
