@@ -28,12 +28,10 @@ impl Tr<'_, '_> {
     /// instructions; otherwise the `extractlane`.
     pub(super) fn lane_scalar(&mut self, v: Value, lane: u8) -> Value {
         match self.lane_source(v, lane, MAX_DEPTH, false) {
-            Some((_, ops)) if ops <= MAX_OPS => {
-                match self.lane_source(v, lane, MAX_DEPTH, true) {
-                    Some((Some(x), _)) => x,
-                    _ => self.b.ins().extractlane(v, lane),
-                }
-            }
+            Some((_, ops)) if ops <= MAX_OPS => match self.lane_source(v, lane, MAX_DEPTH, true) {
+                Some((Some(x), _)) => x,
+                _ => self.b.ins().extractlane(v, lane),
+            },
             _ => self.b.ins().extractlane(v, lane),
         }
     }
