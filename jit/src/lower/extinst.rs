@@ -454,6 +454,27 @@ impl Tr<'_, '_> {
                     let lo = self.int_minmax(e, &need(a)?, &need(b)?, true, signed);
                     self.int_minmax(e, &lo, &need(c)?, false, signed)
                 }
+                // Saturating add/sub of chars and shorts: one x86 instruction per 16
+                // bytes (the generic path calls a built-in per lane).
+                C::s_add_sat | C::u_add_sat | C::s_sub_sat | C::u_sub_sat
+                    if matches!(e, Elem::I8 | Elem::I16) =>
+                {
+                    let f = match op {
+                        C::s_add_sat => |t: &mut Tr<'_, '_>, x, y| t.b.ins().sadd_sat(x, y),
+                        C::u_add_sat => |t: &mut Tr<'_, '_>, x, y| t.b.ins().uadd_sat(x, y),
+                        C::s_sub_sat => |t: &mut Tr<'_, '_>, x, y| t.b.ins().ssub_sat(x, y),
+                        _ => |t: &mut Tr<'_, '_>, x, y| t.b.ins().usub_sat(x, y),
+                    };
+                    let (x, y) = (need(a)?, need(b)?);
+                    if x.is_uniform() && y.is_uniform() {
+                        // Cranelift has no scalar saturating forms: splat, compute, take lane 0.
+                        let (vx, vy) = (self.chunks_of(e, &x), self.chunks_of(e, &y));
+                        let r = f(self, vx[0], vy[0]);
+                        Lv::U(self.b.ins().extractlane(r, 0))
+                    } else {
+                        self.vec_op2(e, &x, &y, f, f)
+                    }
+                }
                 C::native_divide | C::half_divide => self.vec_op2(
                     e,
                     &need(a)?,

@@ -1095,21 +1095,8 @@ impl Tr<'_, '_> {
                 if fb == tb {
                     return l.clone();
                 }
-                if from == Elem::I32 && to == Elem::I64 {
-                    if let Lv::V(ch) = l {
-                        let mut out = Vec::new();
-                        for c in ch {
-                            let (lo, hi) = if signed {
-                                (self.b.ins().swiden_low(*c), self.b.ins().swiden_high(*c))
-                            } else {
-                                (self.b.ins().uwiden_low(*c), self.b.ins().uwiden_high(*c))
-                            };
-                            out.push(lo);
-                            out.push(hi);
-                        }
-                        out.truncate(self.nchunks(Elem::I64));
-                        return Lv::V(out);
-                    }
+                if let (Lv::V(ch), true) = (l, from.is_int() && to.is_int()) {
+                    return Lv::V(self.int_resize_chunks(ch, from, to, signed));
                 }
                 self.per_lane(&[(from, l)], to, |t, x| f(t, x[0]))
             }
@@ -1159,7 +1146,11 @@ impl Tr<'_, '_> {
         match op {
             ConvOp::UConvert | ConvOp::SConvert | ConvOp::SatSToU | ConvOp::SatUToS => {
                 let src_signed = matches!(op, ConvOp::SConvert | ConvOp::SatSToU);
+                let dst_signed = matches!(op, ConvOp::SConvert | ConvOp::SatUToS);
                 if saturate {
+                    if let Some(v) = self.int_saturate_vec(l, from, to, src_signed, dst_signed) {
+                        return v;
+                    }
                     self.per_lane(&[(from, l)], to, |t, x| {
                         t.int_saturate(x[0], from, to, src_signed, op)
                     })
@@ -1185,6 +1176,17 @@ impl Tr<'_, '_> {
                             t.b.ins().fcvt_from_uint(ty, x)
                         }
                     })
+                } else if matches!(from, Elem::I8 | Elem::I16) && to == Elem::F32 && !l.is_uniform()
+                {
+                    // Exact in f32 whatever the rounding mode: widen, then convert.
+                    let Lv::V(ch) = self.int_resize(l, from, Elem::I32, signed) else {
+                        unreachable!("a varying value stays varying")
+                    };
+                    Lv::V(
+                        ch.iter()
+                            .map(|c| self.b.ins().fcvt_from_sint(types::F32X4, *c))
+                            .collect(),
+                    )
                 } else {
                     self.per_lane(&[(from, l)], to, |t, x| {
                         t.int_to_float(x[0], from, to, signed, rounding)
@@ -1209,6 +1211,11 @@ impl Tr<'_, '_> {
                         };
                         t.b.ins().fcvt_to_sint_sat(vt, x)
                     })
+                } else if from == Elem::F32
+                    && matches!(to, Elem::I8 | Elem::I16 | Elem::I32)
+                    && !rounded.is_uniform()
+                {
+                    self.float_to_int_vec(&rounded, to, signed)
                 } else {
                     self.per_lane(&[(from, &rounded)], to, |t, x| {
                         t.float_to_int(x[0], to, signed)

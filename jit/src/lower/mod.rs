@@ -31,6 +31,7 @@ mod group_khr;
 mod half;
 mod hint;
 mod inst;
+mod int_vec;
 mod lane_scalars;
 mod masked;
 mod memory;
