@@ -226,8 +226,9 @@ fn compile_module(
         let (id, frame_bytes) = match split {
             Some((fast, general)) => {
                 use cranelift_module::Linkage;
-                let name_fast = format!("{}.contiguous", ep.name);
-                let name_gen = format!("{}.general", ep.name);
+                // Not entry-point names (`__cranecl.` is the driver's own prefix).
+                let name_fast = format!("__cranecl.{}.contiguous", ep.name);
+                let name_gen = format!("__cranecl.{}.general", ep.name);
                 let (fast_id, fast_frame) =
                     jit.define_with(&name_fast, fast.func, Linkage::Local, false)?;
                 let (gen_id, gen_frame) =
