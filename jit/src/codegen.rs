@@ -62,6 +62,13 @@ fn codegen_err(what: &str, e: impl std::fmt::Display) -> CompileError {
 /// 0.14 s more CPU at build time.
 pub const BACKTRACKING_MAX_INSTS: usize = 40_000;
 
+/// A kernel whose function would have more Cranelift instructions than this with
+/// both layout bodies (lane-contiguous and general) is compiled as one function per
+/// body plus a dispatching entry (`lower::Variants`): the contiguous body then fits
+/// the backtracking allocator (pyopencl's radix-sort scan, 47 000 instructions: 1.5x
+/// faster) and the rarely run general body is compiled single-pass.
+pub const SPLIT_LAYOUTS_MIN_INSTS: usize = BACKTRACKING_MAX_INSTS;
+
 /// Functions with more Cranelift instructions than this skip Cranelift's mid-end
 /// optimiser (`opt_level` none: no e-graph, GVN or LICM), which takes about a third
 /// of the code-generation time of a huge kernel (1 million instructions for 1000
@@ -140,10 +147,22 @@ impl Jit {
         name: &str,
         func: ir::Function,
     ) -> Result<(FuncId, usize), CompileError> {
+        self.define_with(name, func, Linkage::Export, false)
+    }
+
+    /// [`Self::define`] with the given linkage; a `cold` function (code that rarely
+    /// runs) gets the single-pass register allocator whatever its size.
+    pub fn define_with(
+        &mut self,
+        name: &str,
+        func: ir::Function,
+        linkage: Linkage,
+        cold: bool,
+    ) -> Result<(FuncId, usize), CompileError> {
         let sig = func.signature.clone();
         let id = self
             .module
-            .declare_function(name, Linkage::Export, &sig)
+            .declare_function(name, linkage, &sig)
             .map_err(|e| codegen_err(&format!("declaring kernel {name}"), e))?;
         self.ctx.clear();
         self.ctx.func = func;
@@ -162,7 +181,7 @@ impl Jit {
             ))
         };
         let insts = self.ctx.func.dfg.num_insts();
-        if insts <= BACKTRACKING_MAX_INSTS {
+        if insts <= BACKTRACKING_MAX_INSTS && !cold {
             self.module
                 .define_function(id, &mut self.ctx)
                 .map_err(failed)?;

@@ -175,7 +175,7 @@ fn compile_module(
         let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
         let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
         let (locals, local_bytes) = meta::local_layout(&m, &flat)?;
-        let lower_with = |jit: &mut codegen::Jit, allow_dup: bool| {
+        let lower_with = |jit: &mut codegen::Jit, allow_dup: bool, variants: lower::Variants| {
             lower::lower_kernel(
                 &m,
                 &flat,
@@ -192,12 +192,18 @@ fn compile_module(
                 &arg_offsets,
                 allow_dup,
                 ep.modes.local_size,
+                variants,
             )
         };
-        let lowered = match lower_with(&mut jit, !options.opt_disable) {
-            Err(e) if e.message == lower::DUP_CONFLICT => lower_with(&mut jit, false)?,
-            r => r?,
+        let lower_variants = |jit: &mut codegen::Jit, variants: lower::Variants| match lower_with(
+            jit,
+            !options.opt_disable,
+            variants,
+        ) {
+            Err(e) if e.message == lower::DUP_CONFLICT => lower_with(jit, false, variants),
+            r => r,
         };
+        let mut lowered = lower_variants(&mut jit, lower::Variants::Both)?;
         times.lap("lower");
         let collectives = lowered.collective_slots as u64;
         let clif_size = (
@@ -205,7 +211,37 @@ fn compile_module(
             lowered.func.dfg.num_insts(),
             lowered.func.dfg.num_values(),
         );
-        let (id, frame_bytes) = jit.define(&ep.name, lowered.func)?;
+        // Too big for the good register allocator with both layout bodies: one
+        // function per body, so that the common (lane-contiguous) one gets it; the
+        // general body rarely runs and keeps the fast allocator.
+        let split = if lowered.two_layouts && clif_size.1 > codegen::SPLIT_LAYOUTS_MIN_INSTS {
+            let fast = lower_variants(&mut jit, lower::Variants::Contiguous)?;
+            let general = lower_variants(&mut jit, lower::Variants::General)?;
+            let sites = lowered.printf.sites.len();
+            (fast.printf.sites.len() == sites && general.printf.sites.len() == sites)
+                .then_some((fast, general))
+        } else {
+            None
+        };
+        let (id, frame_bytes) = match split {
+            Some((fast, general)) => {
+                use cranelift_module::Linkage;
+                // Not entry-point names (`__cranecl.` is the driver's own prefix).
+                let name_fast = format!("__cranecl.{}.contiguous", ep.name);
+                let name_gen = format!("__cranecl.{}.general", ep.name);
+                let (fast_id, fast_frame) =
+                    jit.define_with(&name_fast, fast.func, Linkage::Local, false)?;
+                let (gen_id, gen_frame) =
+                    jit.define_with(&name_gen, general.func, Linkage::Local, true)?;
+                let entry = lower_variants(&mut jit, lower::Variants::Dispatch(fast_id, gen_id))?;
+                lowered.scratch_per_sg = fast.scratch_per_sg.max(general.scratch_per_sg);
+                lowered.private_bytes = fast.private_bytes.max(general.private_bytes);
+                lowered.printf = fast.printf;
+                let (id, frame) = jit.define(&ep.name, entry.func)?;
+                (id, frame + fast_frame.max(gen_frame))
+            }
+            None => jit.define(&ep.name, lowered.func)?,
+        };
         times.lap("cranelift");
         times.report(&flat, clif_size);
         ids.push(id);

@@ -8,7 +8,7 @@
 //!
 //! - before the fork (in the parent), the forking thread takes every process-wide
 //!   lock a child may need (the worker pool's start lock, the build memos, the PCH
-//!   cache, the printf buffer pool) in one fixed order, after finishing the
+//!   cache, the printf buffer pool, the spare buffer mappings) in one fixed order, after finishing the
 //!   initialisation of the process-wide singletons, so none is held elsewhere at the
 //!   fork; no code path holds two of these locks at once, so this cannot deadlock;
 //! - after the fork, parent and child release them;
@@ -52,6 +52,7 @@ extern "C" fn prepare() {
     crate::exec::pool::hold_for_fork(&mut held);
     crate::build::hold_for_fork(&mut held);
     crate::printf::hold_for_fork(&mut held);
+    crate::memory::hold_for_fork(&mut held);
     HELD.with(|h| *h.borrow_mut() = held);
 }
 

@@ -58,10 +58,43 @@ unsafe impl Send for OwnedBytes {}
 // SAFETY: as above; the struct itself is immutable.
 unsafe impl Sync for OwnedBytes {}
 
+/// Mappings of released buffers kept for the next allocation of the same mapped
+/// length, at most this many bytes in all: applications (pyopencl's scan and sort)
+/// allocate and drop the same large temporaries on every call, and a fresh mapping
+/// costs a page fault and a kernel-side zeroing per huge page at first touch.
+const SPARE_MAX_BYTES: usize = 1 << 30;
+
+/// Released mappings `(address, mapped length)`, most recent last.
+static SPARE: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Takes the spare-mapping lock for a fork (see `crate::fork`).
+pub(crate) fn hold_for_fork(held: &mut Vec<Box<dyn std::any::Any>>) {
+    held.push(Box::new(SPARE.lock()));
+}
+
 impl OwnedBytes {
     /// `size` zeroed bytes (at least one), or None if memory is exhausted.
     pub fn zeroed(size: usize) -> Option<OwnedBytes> {
+        Self::allocate(size, true)
+    }
+
+    /// `size` bytes whose contents are unspecified (a buffer without
+    /// `CL_MEM_COPY_HOST_PTR`: OpenCL leaves it undefined), or None if memory is
+    /// exhausted. A large one may reuse a mapping another buffer released, which
+    /// saves the page faults and the zeroing of a fresh one.
+    pub fn uninit(size: usize) -> Option<OwnedBytes> {
+        Self::allocate(size, false)
+    }
+
+    fn allocate(size: usize, zero: bool) -> Option<OwnedBytes> {
         if size >= MAPPED_MIN_BYTES {
+            if let Some(reused) = Self::spare(size) {
+                if zero {
+                    // SAFETY: the whole reused mapping is ours and writable.
+                    unsafe { std::ptr::write_bytes(reused.as_ptr(), 0, size) };
+                }
+                return Some(reused);
+            }
             if let Some(mapped) = Self::mapped(size) {
                 return Some(mapped);
             }
@@ -72,6 +105,18 @@ impl OwnedBytes {
         Some(OwnedBytes {
             ptr,
             kind: OwnedKind::Heap(layout),
+        })
+    }
+
+    /// A released mapping of the length a mapping of `size` bytes would have.
+    fn spare(size: usize) -> Option<OwnedBytes> {
+        let len = size.checked_next_multiple_of(HUGE_PAGE)?;
+        let mut spare = SPARE.lock();
+        let i = spare.iter().rposition(|&(_, l)| l == len)?;
+        let (addr, len) = spare.remove(i);
+        Some(OwnedBytes {
+            ptr: NonNull::new(addr as *mut u8)?,
+            kind: OwnedKind::Mapped { len },
         })
     }
 
@@ -127,10 +172,24 @@ impl Drop for OwnedBytes {
         match self.kind {
             // SAFETY: allocated in `zeroed` with exactly this layout.
             OwnedKind::Heap(layout) => unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) },
-            // SAFETY: the mapping made in `mapped`, after trimming.
-            OwnedKind::Mapped { len } => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), len);
-            },
+            OwnedKind::Mapped { len } => {
+                let addr = self.ptr.as_ptr() as usize;
+                let mut spare = SPARE.lock();
+                let mut kept: usize = spare.iter().map(|&(_, l)| l).sum();
+                // Oldest first out until this one fits.
+                while !spare.is_empty() && kept + len > SPARE_MAX_BYTES {
+                    let (a, l) = spare.remove(0);
+                    kept -= l;
+                    // SAFETY: a mapping made in `mapped` and owned by nobody else.
+                    unsafe { libc::munmap(a as *mut libc::c_void, l) };
+                }
+                if kept + len <= SPARE_MAX_BYTES {
+                    spare.push((addr, len));
+                } else {
+                    // SAFETY: the mapping made in `mapped`, after trimming.
+                    unsafe { libc::munmap(self.ptr.as_ptr().cast(), len) };
+                }
+            }
         }
     }
 }
@@ -250,7 +309,7 @@ impl Mem {
         let (storage, base) = if flags & CL_MEM_USE_HOST_PTR != 0 {
             (Storage::Host, host_ptr.cast::<u8>())
         } else {
-            let bytes = OwnedBytes::zeroed(size).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+            let bytes = OwnedBytes::uninit(size).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
             let ptr = bytes.as_ptr();
             if flags & CL_MEM_COPY_HOST_PTR != 0 {
                 // SAFETY: the caller guarantees `host_ptr` is readable for `size` bytes; the

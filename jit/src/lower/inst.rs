@@ -583,6 +583,9 @@ impl Tr<'_, '_> {
                 }
             }
             B::UDiv | B::SDiv | B::UMod | B::SRem | B::SMod => {
+                if let Some(k) = self.pow2_divisor(e, a, b) {
+                    return self.div_pow2(op, e, a, k, fa);
+                }
                 self.per_lane(&[(e, a), (e, b)], e, |t, x| t.int_div(op, e, x[0], x[1]))
             }
             B::Shl | B::LShr | B::AShr => {
@@ -706,6 +709,64 @@ impl Tr<'_, '_> {
                 )))
             }
         })
+    }
+
+    /// `k` when `b` is the constant 2^k (0 < k < bits - 1) and `a` varies across
+    /// lanes in a type with vector shifts: such a division becomes shifts and masks
+    /// on whole vectors instead of one scalar division per lane (`offset % K`,
+    /// `offset / K` of pyopencl's scan kernels).
+    fn pow2_divisor(&self, e: Elem, a: &Lv, b: &Lv) -> Option<i64> {
+        if matches!(a, Lv::U(_)) || !matches!(e, Elem::I16 | Elem::I32 | Elem::I64) {
+            return None;
+        }
+        let Lv::U(y) = b else { return None };
+        let c = self.const_of(*y)?;
+        let k = i64::from(c.trailing_zeros());
+        (c > 1 && c & (c - 1) == 0 && k < i64::from(e.bits()) - 1).then_some(k)
+    }
+
+    /// `a op 2^k` (see [`Self::pow2_divisor`]) by shifts: signed division rounds
+    /// toward zero by adding 2^k - 1 to negative dividends first; `SMod` by a positive
+    /// divisor is the low bits.
+    fn div_pow2(
+        &mut self,
+        op: BinOp,
+        e: Elem,
+        a: &Lv,
+        k: i64,
+        fa: Fact,
+    ) -> Result<Lv, CompileError> {
+        use BinOp as B;
+        let ty = e.scalar();
+        let bits = i64::from(e.bits());
+        let kv = Lv::U(self.b.ins().iconst(ty, k));
+        let nonneg = fa.range.is_some_and(|(lo, _)| lo >= 0);
+        match op {
+            B::UDiv => self.int_binary(B::LShr, e, a, &kv, fa),
+            B::SDiv if nonneg => self.int_binary(B::LShr, e, a, &kv, fa),
+            B::UMod | B::SMod => {
+                let m = Lv::U(self.b.ins().iconst(ty, (1i64 << k) - 1));
+                self.int_binary(B::And, e, a, &m, fa)
+            }
+            B::SRem if nonneg => {
+                let m = Lv::U(self.b.ins().iconst(ty, (1i64 << k) - 1));
+                self.int_binary(B::And, e, a, &m, fa)
+            }
+            _ => {
+                // q = (a + ((a >>s (bits-1)) >>u (bits-k))) >>s k
+                let top = Lv::U(self.b.ins().iconst(ty, bits - 1));
+                let sign = self.int_binary(B::AShr, e, a, &top, Fact::NONE)?;
+                let rest = Lv::U(self.b.ins().iconst(ty, bits - k));
+                let bias = self.int_binary(B::LShr, e, &sign, &rest, Fact::NONE)?;
+                let t = self.int_binary(B::IAdd, e, a, &bias, Fact::NONE)?;
+                let q = self.int_binary(B::AShr, e, &t, &kv, Fact::NONE)?;
+                if op == B::SDiv {
+                    return Ok(q);
+                }
+                let qk = self.int_binary(B::Shl, e, &q, &kv, Fact::NONE)?;
+                self.int_binary(B::ISub, e, a, &qk, Fact::NONE)
+            }
+        }
     }
 
     /// Scalar integer division/remainder that never traps (x/0 and MIN/-1 give

@@ -212,6 +212,26 @@ pub(crate) struct Tr<'a, 'b> {
     pub cur_block: Option<usize>,
     /// printf call sites found so far.
     printf: printf::PrintfState,
+    /// Which layout variants this function holds (see [`Variants`]).
+    variants: Variants,
+}
+
+/// The layout variants a kernel function contains. A work-group runs the
+/// lane-contiguous body (every sub-group in one row, small ids) or the general one;
+/// a kernel too large for the good register allocator with both in one function is
+/// compiled as one function per variant and a small entry that picks one per
+/// work-group, so that the variant that runs gets the better allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Variants {
+    /// Both bodies, chosen per work-group inside the function.
+    Both,
+    /// Only the lane-contiguous body: the caller checked that it applies.
+    Contiguous,
+    /// Only the general body (valid for every work-group).
+    General,
+    /// Only the choice: calls the first function for lane-contiguous work-groups,
+    /// else the second, with the entry's arguments.
+    Dispatch(cranelift_module::FuncId, cranelift_module::FuncId),
 }
 
 /// What lowering one kernel produces.
@@ -224,6 +244,8 @@ pub(crate) struct LoweredKernel {
     pub collective_slots: usize,
     /// The printf call sites the generated code writes records for.
     pub printf: crate::printf::PrintfInfo,
+    /// The function holds two layout bodies ([`Variants::Both`] with both possible).
+    pub two_layouts: bool,
 }
 
 /// Lowers one kernel to a Cranelift function.
@@ -246,6 +268,7 @@ pub(crate) fn lower_kernel(
     arg_offsets: &[u64],
     allow_dup: bool,
     reqd_local: Option<[u32; 3]>,
+    variants: Variants,
 ) -> Result<LoweredKernel, CompileError> {
     let mut sig = ir::Signature::new(jm.isa().default_call_conv());
     sig.params.push(AbiParam::new(types::I64));
@@ -268,7 +291,7 @@ pub(crate) fn lower_kernel(
     let exact_general = facts(crate::analysis::exact::Layout::General);
     // A fresh builder context per kernel: an error may leave one half-used.
     let mut fctx = FunctionBuilderContext::new();
-    let (private_bytes, scratch_per_sg, printf) = {
+    let (private_bytes, scratch_per_sg, printf, two_layouts) = {
         let b = FunctionBuilder::new(&mut func, &mut fctx);
         let mut tr = Tr {
             m,
@@ -344,6 +367,7 @@ pub(crate) fn lower_kernel(
             debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
             broadcast_loads: Default::default(),
             deferred_loads: HashMap::new(),
+            variants,
         };
         tr.layout_private()?;
         tr.find_broadcast_loads();
@@ -354,16 +378,21 @@ pub(crate) fn lower_kernel(
         let pb = tr.private_bytes;
         let scratch = tr.regions.scratch_per_sg;
         let printf = tr.printf.finish();
+        let two_layouts = variants == Variants::Both && {
+            let (a, b) = tr.layouts_possible();
+            a && b
+        };
         tr.b.seal_all_blocks();
         let fc = tr.jm.isa().frontend_config();
         tr.b.finalize(fc);
         if conflict {
             return Err(CompileError::codegen(DUP_CONFLICT));
         }
-        (pb, scratch, printf)
+        (pb, scratch, printf, two_layouts)
     };
     Ok(LoweredKernel {
         printf,
+        two_layouts,
         collective_slots,
         func,
         private_bytes,
@@ -596,6 +625,16 @@ impl<'a, 'b> Tr<'a, 'b> {
     /// Which sub-group layouts can occur: (lane-contiguous, general).
     /// The general one always: it also runs work-groups whose global ids pass 2^31.
     fn layouts(&self) -> (bool, bool) {
+        let (want_fast, want_gen) = self.layouts_possible();
+        match self.variants {
+            Variants::Contiguous => (want_fast, false),
+            Variants::General => (false, want_gen),
+            _ => (want_fast, want_gen),
+        }
+    }
+
+    /// Which layout variants a work-group of this kernel may need.
+    fn layouts_possible(&self) -> (bool, bool) {
         let contiguous = match self.reqd_local {
             Some([x, y, z]) => x % self.w == 0 || y * z == 1,
             None => true,
@@ -636,6 +675,14 @@ impl<'a, 'b> Tr<'a, 'b> {
             small(self, x_end);
         }
         small(self, g.linear);
+        match self.variants {
+            Variants::Both => {}
+            Variants::Contiguous => fast = self.b.ins().iconst(types::I8, 1),
+            Variants::General => fast = self.b.ins().iconst(types::I8, 0),
+            Variants::Dispatch(contiguous, general) => {
+                return self.emit_dispatch_entry(fast, args, wg, contiguous, general)
+            }
+        }
 
         if self.regions.has_barriers() {
             return self.emit_barrier_work_group(fast);
@@ -686,6 +733,29 @@ impl<'a, 'b> Tr<'a, 'b> {
 
         self.b.switch_to_block(exit);
         self.b.ins().return_(&[]);
+        Ok(())
+    }
+
+    /// The entry of a kernel compiled as one function per layout variant: calls
+    /// `contiguous` when `fast` holds, else `general`.
+    fn emit_dispatch_entry(
+        &mut self,
+        fast: Value,
+        args: Value,
+        wg: Value,
+        contiguous: cranelift_module::FuncId,
+        general: cranelift_module::FuncId,
+    ) -> Result<(), CompileError> {
+        use cranelift_module::Module as _;
+        let fc = self.jm.declare_func_in_func(contiguous, self.b.func);
+        let fg = self.jm.declare_func_in_func(general, self.b.func);
+        let (bc, bg) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(fast, bc, &[], bg, &[]);
+        for (blk, f) in [(bc, fc), (bg, fg)] {
+            self.b.switch_to_block(blk);
+            self.b.ins().call(f, &[args, wg]);
+            self.b.ins().return_(&[]);
+        }
         Ok(())
     }
 

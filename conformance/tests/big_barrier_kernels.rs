@@ -1,0 +1,82 @@
+//! A kernel too large for one function with both layout bodies (over 40 000
+//! Cranelift instructions: compiled as a lane-contiguous function, a general one and
+//! an entry choosing per work-group): barriers and `__local` exchanges give the same
+//! results as a host model with work-groups that take either body (one row, rows of
+//! a width that is not a multiple of the sub-group width, a ragged last group).
+
+use cranecl_conformance::*;
+
+/// Barrier-separated exchange stages in the kernel.
+const STAGES: usize = 40;
+
+fn source() -> String {
+    let mut body = String::new();
+    for s in 1..=STAGES {
+        body += &format!(
+            "    t[l] = v;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    \
+             v = v * 3 + (t[(l + {s}) % n] ^ {s});\n    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        );
+    }
+    format!(
+        "kernel void big(global int* out, local int* t) {{\n    \
+         uint l = get_local_id(0) + get_local_size(0) * get_local_id(1);\n    \
+         uint n = get_local_size(0) * get_local_size(1);\n    \
+         int v = (int)get_global_id(0) * 7 + (int)get_global_id(1) * 13;\n{body}    \
+         out[get_global_id(0) + get_global_size(0) * get_global_id(1)] = v;\n}}\n"
+    )
+}
+
+/// The host model: every work-group of `local` in a `global` range.
+fn model(global: [usize; 2], local: [usize; 2]) -> Vec<i32> {
+    let mut out = vec![0i32; global[0] * global[1]];
+    for gy in (0..global[1]).step_by(local[1]) {
+        for gx in (0..global[0]).step_by(local[0]) {
+            let lx = local[0].min(global[0] - gx);
+            let ly = local[1].min(global[1] - gy);
+            let n = lx * ly;
+            let mut v: Vec<i32> = (0..n)
+                .map(|l| ((gx + l % lx) as i32) * 7 + ((gy + l / lx) as i32) * 13)
+                .collect();
+            for s in 1..=STAGES {
+                let t = v.clone();
+                for l in 0..n {
+                    v[l] = v[l].wrapping_mul(3).wrapping_add(t[(l + s) % n] ^ s as i32);
+                }
+            }
+            for l in 0..n {
+                out[gx + l % lx + global[0] * (gy + l / lx)] = v[l];
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn big_kernel_with_barriers_runs_both_layouts() {
+    let ctx = DeviceContext::new();
+    let kernel = ctx.kernel(&source(), "-cl-std=CL3.0", "big");
+    // One row of 16; rows of 3 (not a multiple of any sub-group width); 5x5 groups
+    // with ragged ones at the end of both dimensions.
+    for (global, local) in [
+        ([64usize, 2usize], [16usize, 1usize]),
+        ([12, 10], [3, 5]),
+        ([23, 17], [5, 5]),
+    ] {
+        let out = ctx.buffer_zeroed::<i32>(global[0] * global[1]);
+        kernel
+            .arg_buffer(0, &out)
+            .arg_local(1, local[0] * local[1] * 4);
+        ctx.run(&kernel, &global, Some(&local));
+        let got: Vec<i32> = ctx.read(&out, global[0] * global[1]);
+        let want = model(global, local);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                g,
+                w,
+                "global {global:?} local {local:?}: item ({}, {})",
+                i % global[0],
+                i / global[0]
+            );
+        }
+    }
+}
