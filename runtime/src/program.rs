@@ -284,12 +284,30 @@ impl Program {
         }
         let mut result = Ok(());
         for (loaded, members) in groups {
+            // The source information (argument info, attributes) needs a clang run
+            // of its own: it runs beside the build instead of after it.
+            let (built, info) = std::thread::scope(|s| {
+                let info = std::thread::Builder::new()
+                    .name("cranecl-arginfo".into())
+                    .spawn_scoped(s, || self.source_info_for(options, &[]));
+                let built = self.run_build(options, loaded);
+                let info = match info {
+                    Ok(handle) => handle.join().unwrap_or_else(|_| {
+                        Err((
+                            CL_OUT_OF_HOST_MEMORY,
+                            "cranecl: reading the kernels' argument information failed\n"
+                                .to_string(),
+                        ))
+                    }),
+                    // No thread to be had: after the build, on this one.
+                    Err(_) => self.source_info_for(options, &[]),
+                };
+                (built, info)
+            });
             let outcome: Result<SharedBuild, _> =
-                self.run_build(options, loaded)
-                    .and_then(|(spirv, compiled, log, uniform)| {
-                        let info = self.source_info_for(options, &[])?;
-                        Ok((Arc::new(spirv), Arc::new(compiled), log, uniform, info))
-                    });
+                built.and_then(|(spirv, compiled, log, uniform)| {
+                    Ok((Arc::new(spirv), Arc::new(compiled), log, uniform, info?))
+                });
             self.builds.finish(&members, |st| match &outcome {
                 Ok((spirv, compiled, log, uniform, info)) => {
                     st.status = CL_BUILD_SUCCESS;
