@@ -35,6 +35,7 @@ mod masked;
 mod memory;
 mod pipe;
 mod printf;
+mod schedule;
 mod state;
 mod storage;
 pub(crate) mod value;
@@ -210,6 +211,8 @@ pub(crate) struct Tr<'a, 'b> {
     pub cur_block: Option<usize>,
     /// printf call sites found so far.
     printf: printf::PrintfState,
+    /// Ids waiting for the next scheduling checkpoint (`schedule`).
+    pending: schedule::Pending,
 }
 
 /// What lowering one kernel produces.
@@ -342,6 +345,7 @@ pub(crate) fn lower_kernel(
             debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
             broadcast_loads: Default::default(),
             deferred_loads: HashMap::new(),
+            pending: Default::default(),
         };
         tr.layout_private()?;
         tr.find_broadcast_loads();
