@@ -7,7 +7,9 @@
 //! the loaded vectors live until the end: dozens of spills. After every few varying
 //! results, the block ends in a jump that passes the values still needed as block
 //! parameters, so that their computation is placed there, in source order. The jump
-//! falls through and its moves coalesce: it costs nothing at run time.
+//! falls through and its moves coalesce: it costs nothing at run time. Only
+//! floating-point vectors are passed (integer vectors are mostly per-lane addresses,
+//! which a checked contiguous access needs only on its slow path).
 
 use cranelift_codegen::ir::{self, InstBuilder, Value};
 
@@ -39,15 +41,19 @@ impl Tr<'_, '_> {
         self.pending.start = self.b.current_block();
     }
 
-    /// Whether `v` is defined in the block the current SPIR-V block started in or in
-    /// one created since (a value an instruction did not define again in this copy
-    /// of a block may belong to another copy).
+    /// Whether `v` is a floating-point vector defined in the block the current SPIR-V
+    /// block started in or in one created since (a value an instruction did not
+    /// define again in this copy of a block may belong to another copy).
+    ///
+    /// Only floating-point vectors are passed: the chains worth keeping in order are
+    /// arithmetic, while integer vectors are often per-lane addresses that an access
+    /// with a checked affine form only needs on its slow path.
     fn defined_since_start(&self, v: Value) -> bool {
         let Some(start) = self.pending.start else {
             return false;
         };
         let dfg = &self.b.func.dfg;
-        if !dfg.value_is_valid(v) {
+        if !dfg.value_is_valid(v) || !dfg.value_type(v).lane_type().is_float() {
             return false;
         }
         let block = match dfg.value_def(v) {
