@@ -478,17 +478,24 @@ impl Tr<'_, '_> {
             .iter()
             .filter_map(|c| c.var().map(|v| (v, c.ty())))
             .collect();
-        // The current mask: kept in fresh variables.
-        let cur: Vec<Variable> = self
-            .mask
-            .clone()
-            .iter()
-            .map(|m| {
-                let v = self.b.declare_var(types::I32X4);
-                self.b.def_var(v, *m);
-                v
-            })
-            .collect();
+        // The current mask: kept in fresh variables, unless it is the sub-group's
+        // entry mask (always so in bodies without divergent branches), which the
+        // dispatch computes again before every resume.
+        let entry = self.sgenv.as_ref().map(|s| s.mask.clone());
+        let is_entry = entry.as_ref().is_some_and(|e| *e == self.mask);
+        let cur: Vec<Variable> = if is_entry {
+            Vec::new()
+        } else {
+            self.mask
+                .clone()
+                .iter()
+                .map(|m| {
+                    let v = self.b.declare_var(types::I32X4);
+                    self.b.def_var(v, *m);
+                    v
+                })
+                .collect()
+        };
         for v in &cur {
             keep.push((*v, types::I32X4));
         }
@@ -525,7 +532,10 @@ impl Tr<'_, '_> {
             let x = self.b.ins().load(*t, fl, sg_base, *o as i32);
             self.b.def_var(*v, x);
         }
-        self.mask = cur.iter().map(|v| self.b.use_var(*v)).collect();
+        self.mask = match entry {
+            Some(e) if is_entry => e,
+            _ => cur.iter().map(|v| self.b.use_var(*v)).collect(),
+        };
         self.mask_full = None;
         self.home_cache.clear();
         Ok(())
