@@ -18,6 +18,12 @@ pub struct Jit {
     big_isa: cranelift_codegen::isa::OwnedTargetIsa,
     /// The ISA for functions above [`OPTIMISE_MAX_INSTS`].
     huge_isa: cranelift_codegen::isa::OwnedTargetIsa,
+    /// Flags for the mid-end (`None` when optimisation is disabled): it runs here,
+    /// before compilation with the ISAs above (all `opt_level` none), because
+    /// `Context::optimize` removes the block parameters of single-predecessor blocks
+    /// before the e-graph pass, which would undo the checkpoints of
+    /// `lower::schedule`.
+    opt_isa: Option<cranelift_codegen::isa::OwnedTargetIsa>,
     pub ctx: cranelift_codegen::Context,
     pub fctx: cranelift_frontend::FunctionBuilderContext,
     dump: bool,
@@ -120,9 +126,14 @@ fn host_isa(
 impl Jit {
     /// A JIT for the host with all built-in symbols registered.
     pub fn new(opt_disable: bool) -> Result<Jit, CompileError> {
-        let isa = host_isa(opt_disable, false)?;
-        let big_isa = host_isa(opt_disable, true)?;
+        let isa = host_isa(true, false)?;
+        let big_isa = host_isa(true, true)?;
         let huge_isa = host_isa(true, true)?;
+        let opt_isa = if opt_disable {
+            None
+        } else {
+            Some(host_isa(false, false)?)
+        };
         let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
         jb.symbols(crate::builtins::all_symbols());
         jb.symbols(crate::support::symbols());
@@ -133,6 +144,7 @@ impl Jit {
             module,
             big_isa,
             huge_isa,
+            opt_isa,
             ctx,
             fctx: cranelift_frontend::FunctionBuilderContext::new(),
             dump: std::env::var_os("CRANECL_DUMP_CLIF").is_some_and(|v| v != "0"),
@@ -181,6 +193,23 @@ impl Jit {
             ))
         };
         let insts = self.ctx.func.dfg.num_insts();
+        if insts <= OPTIMISE_MAX_INSTS {
+            if let Some(opt) = &self.opt_isa {
+                // What `Context::optimize` does at opt_level speed, less the removal
+                // of constant block parameters (it runs afterwards, in `compile`).
+                let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+                let ctx = &mut self.ctx;
+                ctx.compute_cfg();
+                ctx.compute_domtree();
+                let isa: &dyn cranelift_codegen::isa::TargetIsa = &**opt;
+                ctx.eliminate_unreachable_code(isa)
+                    .and_then(|()| {
+                        ctx.func.dfg.resolve_all_aliases();
+                        ctx.egraph_pass(isa, &mut ctrl)
+                    })
+                    .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
+            }
+        }
         if insts <= BACKTRACKING_MAX_INSTS && !cold {
             self.module
                 .define_function(id, &mut self.ctx)

@@ -166,6 +166,10 @@ pub(crate) struct BarrierCtx {
     pub resume: Vec<ir::Block>,
     /// Largest save area used so far.
     pub save_bytes: u64,
+    /// Per variable (by number), the value a resume block loaded and its offset in the save area:
+    /// a barrier that finds the variable still holding that value at the same offset
+    /// does not store it again (its slot is unchanged: only barriers write there).
+    pub resumed: std::collections::HashMap<u32, (Value, u64)>,
 }
 
 impl Tr<'_, '_> {
@@ -315,6 +319,7 @@ impl Tr<'_, '_> {
                 sg_base: base,
                 resume: Vec::new(),
                 save_bytes,
+                resumed: Default::default(),
             });
             let r = self.b.ins().load(types::I32, fl, base, 0);
             self.emit_body(Some(r), finish)?;
@@ -478,17 +483,24 @@ impl Tr<'_, '_> {
             .iter()
             .filter_map(|c| c.var().map(|v| (v, c.ty())))
             .collect();
-        // The current mask: kept in fresh variables.
-        let cur: Vec<Variable> = self
-            .mask
-            .clone()
-            .iter()
-            .map(|m| {
-                let v = self.b.declare_var(types::I32X4);
-                self.b.def_var(v, *m);
-                v
-            })
-            .collect();
+        // The current mask: kept in fresh variables, unless it is the sub-group's
+        // entry mask (always so in bodies without divergent branches), which the
+        // dispatch computes again before every resume.
+        let entry = self.sgenv.as_ref().map(|s| s.mask.clone());
+        let is_entry = entry.as_ref().is_some_and(|e| *e == self.mask);
+        let cur: Vec<Variable> = if is_entry {
+            Vec::new()
+        } else {
+            self.mask
+                .clone()
+                .iter()
+                .map(|m| {
+                    let v = self.b.declare_var(types::I32X4);
+                    self.b.def_var(v, *m);
+                    v
+                })
+                .collect()
+        };
         for v in &cur {
             keep.push((*v, types::I32X4));
         }
@@ -500,7 +512,13 @@ impl Tr<'_, '_> {
             let sz = u64::from(t.bytes()).max(1);
             off = off.next_multiple_of(sz.min(16));
             let val = self.b.use_var(*v);
-            self.b.ins().store(fl, val, sg_base, off as i32);
+            let unchanged = self
+                .bctx
+                .as_ref()
+                .is_some_and(|c| c.resumed.get(&v.as_u32()) == Some(&(val, off)));
+            if !unchanged {
+                self.b.ins().store(fl, val, sg_base, off as i32);
+            }
             layout.push(off);
             off += sz;
         }
@@ -524,8 +542,14 @@ impl Tr<'_, '_> {
         for ((v, t), o) in keep.iter().zip(&layout) {
             let x = self.b.ins().load(*t, fl, sg_base, *o as i32);
             self.b.def_var(*v, x);
+            if let Some(c) = self.bctx.as_mut() {
+                c.resumed.insert(v.as_u32(), (x, *o));
+            }
         }
-        self.mask = cur.iter().map(|v| self.b.use_var(*v)).collect();
+        self.mask = match entry {
+            Some(e) if is_entry => e,
+            _ => cur.iter().map(|v| self.b.use_var(*v)).collect(),
+        };
         self.mask_full = None;
         self.home_cache.clear();
         Ok(())

@@ -432,6 +432,7 @@ impl Tr<'_, '_> {
     pub(super) fn lower_block_insts(&mut self, bi: usize) -> Result<(), CompileError> {
         self.cur_block = Some(bi);
         self.clear_hints();
+        self.checkpoint_reset();
         let f = self.f;
         let blk = &f.blocks[bi];
         for (k, inst) in blk.insts.iter().enumerate() {
@@ -457,6 +458,7 @@ impl Tr<'_, '_> {
                 }
                 e
             })?;
+            self.checkpoint_after(bi, k, inst.result);
         }
         // The back-edge of a loop that may wait for another sub-group: yield.
         if self.regions.yields.contains(&(bi, blk.insts.len())) {

@@ -37,6 +37,7 @@ mod masked;
 mod memory;
 mod pipe;
 mod printf;
+mod schedule;
 mod state;
 mod storage;
 pub(crate) mod value;
@@ -214,6 +215,8 @@ pub(crate) struct Tr<'a, 'b> {
     printf: printf::PrintfState,
     /// Which layout variants this function holds (see [`Variants`]).
     variants: Variants,
+    /// Ids waiting for the next scheduling checkpoint (`schedule`).
+    pending: schedule::Pending,
 }
 
 /// The layout variants a kernel function contains. A work-group runs the
@@ -368,6 +371,7 @@ pub(crate) fn lower_kernel(
             broadcast_loads: Default::default(),
             deferred_loads: HashMap::new(),
             variants,
+            pending: Default::default(),
         };
         tr.layout_private()?;
         tr.find_broadcast_loads();
