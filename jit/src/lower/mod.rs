@@ -33,6 +33,7 @@ mod hint;
 mod inst;
 mod masked;
 mod memory;
+mod mul64;
 mod pipe;
 mod printf;
 mod state;
