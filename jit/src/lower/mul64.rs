@@ -9,6 +9,7 @@
 
 use cranelift_codegen::ir::{self, types, InstBuilder, Value};
 
+use super::value::{Elem, Lv};
 use super::Tr;
 
 /// How an `i64x2` chunk is known to be made of zero-extended `u32` lanes.
@@ -24,6 +25,42 @@ enum Widened {
 }
 
 impl Tr<'_, '_> {
+    /// `mul_hi` of 32-bit lanes (`signed` for `int`): the widening products of the low
+    /// and the high lane pairs of each chunk (one `pmuludq`/`pmuldq` each), their high
+    /// halves gathered by one shuffle; instead of a library call per lane.
+    pub(super) fn mul_hi32(&mut self, x: &Lv, y: &Lv, signed: bool) -> Lv {
+        if let (Lv::U(a), Lv::U(b)) = (x, y) {
+            let ext = |t: &mut Self, v: Value| {
+                if signed {
+                    t.b.ins().sextend(types::I64, v)
+                } else {
+                    t.b.ins().uextend(types::I64, v)
+                }
+            };
+            let (a, b) = (ext(self, *a), ext(self, *b));
+            let p = self.b.ins().imul(a, b);
+            let h = self.b.ins().ushr_imm_u(p, 32);
+            return Lv::U(self.b.ins().ireduce(types::I32, h));
+        }
+        let (cx, cy) = (self.chunks_of(Elem::I32, x), self.chunks_of(Elem::I32, y));
+        let mut wide = Vec::with_capacity(2 * cx.len());
+        for (a, b) in cx.into_iter().zip(cy) {
+            for high in [false, true] {
+                let w = |t: &mut Self, v: Value| match (signed, high) {
+                    (false, false) => t.b.ins().uwiden_low(v),
+                    (false, true) => t.b.ins().uwiden_high(v),
+                    (true, false) => t.b.ins().swiden_low(v),
+                    (true, true) => t.b.ins().swiden_high(v),
+                };
+                let (wa, wb) = (w(self, a), w(self, b));
+                let p = self.b.ins().imul(wa, wb);
+                // The low half of p >> 32 is the high word, signed or not.
+                wide.push(self.b.ins().ushr_imm_u(p, 32));
+            }
+        }
+        Lv::V(self.narrow_i64_chunks(&wide))
+    }
+
     /// `x * y` on `i64x2` chunks, through the widening-multiply pattern when both are
     /// zero-extended 32-bit lanes.
     pub(super) fn imul_i64_chunk(&mut self, x: Value, y: Value) -> Value {
