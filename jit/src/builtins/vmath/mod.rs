@@ -50,9 +50,9 @@ pub(crate) trait Binary {
     fn slow(x: f32, y: f32) -> f32;
 }
 
-/// Reads the `B` lanes at `p`.
+/// Reads the `B` lanes at `p`, or (`half`) the 4 lanes at `p` twice.
 ///
-/// On x86-64 as two 16-byte loads: the generated code has just stored the lanes as
+/// On x86-64 as 16-byte loads: the generated code has just stored the lanes as
 /// 16-byte chunks, and a 32-byte load of two such stores misses store-to-load
 /// forwarding (measured: the most expensive instruction of a call; it made `pow` 2.6x
 /// slower than `exp`). The loads are volatile because LLVM otherwise merges them into
@@ -61,21 +61,24 @@ pub(crate) trait Binary {
 /// stores and a 32-byte load.
 ///
 /// # Safety
-/// `p .. p + B` must be readable.
+/// `p .. p + B` (`p .. p + 4` for `half`) must be readable.
 #[inline(always)]
-unsafe fn load<const F: bool>(p: *const f32) -> [f32; B] {
+unsafe fn load<const F: bool>(p: *const f32, half: bool) -> [f32; B] {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::__m128;
         #[repr(C, packed)]
         #[derive(Clone, Copy)]
         struct Unaligned(__m128);
-        // SAFETY: the caller guarantees B readable lanes at p (packed: any alignment).
+        // SAFETY: the caller guarantees the lanes read (packed: any alignment).
         let (lo, hi) = unsafe {
-            (
-                p.cast::<Unaligned>().read_volatile().0,
-                p.add(4).cast::<Unaligned>().read_volatile().0,
-            )
+            let lo = p.cast::<Unaligned>().read_volatile().0;
+            let hi = if half {
+                lo
+            } else {
+                p.add(4).cast::<Unaligned>().read_volatile().0
+            };
+            (lo, hi)
         };
         if F {
             // SAFETY: F routines run only on hosts with AVX2 (see `routine!`).
@@ -85,9 +88,14 @@ unsafe fn load<const F: bool>(p: *const f32) -> [f32; B] {
         unsafe { std::mem::transmute::<[__m128; 2], [f32; B]>([lo, hi]) }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: the caller guarantees B readable lanes at p.
+    // SAFETY: the caller guarantees the lanes read.
     unsafe {
-        p.cast::<[f32; B]>().read_unaligned()
+        if half {
+            let q = p.cast::<[f32; 4]>().read_unaligned();
+            [q[0], q[1], q[2], q[3], q[0], q[1], q[2], q[3]]
+        } else {
+            p.cast::<[f32; B]>().read_unaligned()
+        }
     }
 }
 
@@ -104,105 +112,134 @@ unsafe fn join_avx(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128)
     unsafe { std::mem::transmute::<__m256, [f32; B]>(_mm256_set_m128(hi, lo)) }
 }
 
-/// Writes the `B` lanes of `r` to `p`.
+/// Writes the `B` lanes of `r` to `p`, or (`half`) the first 4.
 ///
 /// # Safety
-/// `p .. p + B` must be writable.
+/// `p .. p + B` (`p .. p + 4` for `half`) must be writable.
 #[inline(always)]
-unsafe fn store(p: *mut f32, r: &[f32; B]) {
-    // SAFETY: the caller guarantees B writable lanes at p.
-    unsafe { p.cast::<[f32; B]>().write_unaligned(*r) };
+unsafe fn store(p: *mut f32, r: [f32; B], half: bool) {
+    // SAFETY: the caller guarantees the lanes written.
+    unsafe {
+        if half {
+            p.cast::<[f32; 4]>()
+                .write_unaligned([r[0], r[1], r[2], r[3]]);
+        } else {
+            p.cast::<[f32; B]>().write_unaligned(r);
+        }
+    }
 }
 
-/// The scalar function for the lanes of a block where `easy` fails: out of the
-/// hot loop (rare), so that the block loop keeps its lanes in registers.
+/// The scalar function for the `m` lanes at `a` where `easy` fails, over the fast
+/// results at `out`: out of line and reading the operands again from memory (rare),
+/// so that the block code keeps its lanes in registers and needs no stack frame.
+///
+/// # Safety
+/// `a` readable and `out` writable for `m` lanes.
 #[cold]
 #[inline(never)]
-fn fix1<T: Unary>(x: &[f32; B], r: &mut [f32; B]) {
-    for j in 0..B {
-        if !T::easy(x[j]) {
-            r[j] = T::slow(x[j]);
+unsafe fn fix1<T: Unary>(a: *const f32, out: *mut f32, m: usize) {
+    for j in 0..m {
+        // SAFETY: j < m (the caller's contract).
+        unsafe {
+            let x = a.add(j).read();
+            if !T::easy(x) {
+                out.add(j).write(T::slow(x));
+            }
         }
     }
 }
 
 /// [`fix1`] for two operands.
+///
+/// # Safety
+/// `a`, `b` readable and `out` writable for `m` lanes.
 #[cold]
 #[inline(never)]
-fn fix2<T: Binary>(x: &[f32; B], y: &[f32; B], r: &mut [f32; B]) {
-    for j in 0..B {
-        if !T::easy(x[j], y[j]) {
-            r[j] = T::slow(x[j], y[j]);
+unsafe fn fix2<T: Binary>(a: *const f32, b: *const f32, out: *mut f32, m: usize) {
+    for j in 0..m {
+        // SAFETY: j < m (the caller's contract).
+        unsafe {
+            let (x, y) = (a.add(j).read(), b.add(j).read());
+            if !T::easy(x, y) {
+                out.add(j).write(T::slow(x, y));
+            }
         }
     }
 }
 
-/// One full block of a unary function: `B` lanes from `a` to `out`.
+/// One block of a unary function: `B` lanes from `a` to `out`, or (`half`) 4.
 ///
 /// # Safety
-/// `a` readable and `out` writable for `B` lanes.
+/// `a` readable and `out` writable for those lanes.
 #[inline(always)]
-unsafe fn block1<T: Unary, const F: bool>(a: *const f32, out: *mut f32) {
-    // SAFETY: B lanes at a (the caller's contract).
-    let x = unsafe { load::<F>(a) };
+unsafe fn block1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, half: bool) {
+    // SAFETY: the caller's contract.
+    let x = unsafe { load::<F>(a, half) };
     let mut r = [0.0f32; B];
     let mut ok = true;
     for j in 0..B {
         r[j] = T::fast::<F>(x[j]);
         ok &= T::easy(x[j]);
     }
-    if !ok {
-        fix1::<T>(&x, &mut r);
+    // SAFETY: the caller's contract.
+    unsafe {
+        store(out, r, half);
+        if !ok {
+            fix1::<T>(a, out, if half { 4 } else { B });
+        }
     }
-    // SAFETY: B lanes at out (the caller's contract).
-    unsafe { store(out, &r) };
 }
 
-/// One full block of a binary function, as [`block1`].
+/// One block of a binary function, as [`block1`].
 ///
 /// # Safety
-/// `a`, `b` readable and `out` writable for `B` lanes.
+/// `a`, `b` readable and `out` writable for those lanes.
 #[inline(always)]
-unsafe fn block2<T: Binary, const F: bool>(a: *const f32, b: *const f32, out: *mut f32) {
-    // SAFETY: B lanes at a and b (the caller's contract).
-    let (x, y) = unsafe { (load::<F>(a), load::<F>(b)) };
+unsafe fn block2<T: Binary, const F: bool>(
+    a: *const f32,
+    b: *const f32,
+    out: *mut f32,
+    half: bool,
+) {
+    // SAFETY: the caller's contract.
+    let (x, y) = unsafe { (load::<F>(a, half), load::<F>(b, half)) };
     let mut r = [0.0f32; B];
     let mut ok = true;
     for j in 0..B {
         r[j] = T::fast::<F>(x[j], y[j]);
         ok &= T::easy(x[j], y[j]);
     }
-    if !ok {
-        fix2::<T>(&x, &y, &mut r);
+    // SAFETY: the caller's contract.
+    unsafe {
+        store(out, r, half);
+        if !ok {
+            fix2::<T>(a, b, out, if half { 4 } else { B });
+        }
     }
-    // SAFETY: B lanes at out (the caller's contract).
-    unsafe { store(out, &r) };
 }
 
-/// Unary driver: [`block1`] for every full block; a last partial block is padded with
-/// 1.0 (an easy operand of every function) in a local block. The full-block loop keeps
-/// no state in memory, which a shared path for partial blocks forced on it.
+/// Unary driver: [`block1`] for every block of `B` lanes, then a half block of 4 (the
+/// code generator passes multiples of 4), then single lanes through the scalar
+/// function. Nothing goes through the stack: the routine needs no frame.
 ///
 /// # Safety
 /// `a` readable and `out` writable for `n` lanes.
 #[inline(always)]
 unsafe fn run1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, n: usize) {
-    let full = n - n % B;
     let mut i = 0;
-    while i < full {
-        // SAFETY: i + B <= n.
-        unsafe { block1::<T, F>(a.add(i), out.add(i)) };
-        i += B;
-    }
-    if i < n {
-        let m = n - i;
-        let mut x = [1.0f32; B];
-        let mut r = [0.0f32; B];
-        // SAFETY: m lanes remain at a + i and out + i; the local blocks have B >= m.
-        unsafe {
-            std::ptr::copy_nonoverlapping(a.add(i), x.as_mut_ptr(), m);
-            block1::<T, F>(x.as_ptr(), r.as_mut_ptr());
-            std::ptr::copy_nonoverlapping(r.as_ptr(), out.add(i), m);
+    // SAFETY: every block and lane is below n.
+    unsafe {
+        while i + B <= n {
+            block1::<T, F>(a.add(i), out.add(i), false);
+            i += B;
+        }
+        if i + 4 <= n {
+            block1::<T, F>(a.add(i), out.add(i), true);
+            i += 4;
+        }
+        while i < n {
+            out.add(i).write(T::slow(a.add(i).read()));
+            i += 1;
         }
     }
 }
@@ -213,25 +250,20 @@ unsafe fn run1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, n: usize) 
 /// `a`, `b` readable and `out` writable for `n` lanes.
 #[inline(always)]
 unsafe fn run2<T: Binary, const F: bool>(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
-    let full = n - n % B;
     let mut i = 0;
-    while i < full {
-        // SAFETY: i + B <= n.
-        unsafe { block2::<T, F>(a.add(i), b.add(i), out.add(i)) };
-        i += B;
-    }
-    if i < n {
-        let m = n - i;
-        let mut x = [1.0f32; B];
-        let mut y = [1.0f32; B];
-        let mut r = [0.0f32; B];
-        // SAFETY: m lanes remain at a + i, b + i and out + i; the local blocks have
-        // B >= m.
-        unsafe {
-            std::ptr::copy_nonoverlapping(a.add(i), x.as_mut_ptr(), m);
-            std::ptr::copy_nonoverlapping(b.add(i), y.as_mut_ptr(), m);
-            block2::<T, F>(x.as_ptr(), y.as_ptr(), r.as_mut_ptr());
-            std::ptr::copy_nonoverlapping(r.as_ptr(), out.add(i), m);
+    // SAFETY: every block and lane is below n.
+    unsafe {
+        while i + B <= n {
+            block2::<T, F>(a.add(i), b.add(i), out.add(i), false);
+            i += B;
+        }
+        if i + 4 <= n {
+            block2::<T, F>(a.add(i), b.add(i), out.add(i), true);
+            i += 4;
+        }
+        while i < n {
+            out.add(i).write(T::slow(a.add(i).read(), b.add(i).read()));
+            i += 1;
         }
     }
 }
