@@ -226,6 +226,13 @@ unsafe fn block2<T: Binary, const F: bool>(
 /// `a` readable and `out` writable for `n` lanes.
 #[inline(always)]
 unsafe fn run1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, n: usize) {
+    // One block (a sub-group of 8 lanes, the common call): straight-line code, whose
+    // constants LLVM does not hoist out of a loop into stack slots.
+    if n == B {
+        // SAFETY: n == B lanes.
+        unsafe { block1::<T, F>(a, out, false) };
+        return;
+    }
     let mut i = 0;
     // SAFETY: every block and lane is below n.
     unsafe {
@@ -250,6 +257,11 @@ unsafe fn run1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, n: usize) 
 /// `a`, `b` readable and `out` writable for `n` lanes.
 #[inline(always)]
 unsafe fn run2<T: Binary, const F: bool>(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+    if n == B {
+        // SAFETY: n == B lanes.
+        unsafe { block2::<T, F>(a, b, out, false) };
+        return;
+    }
     let mut i = 0;
     // SAFETY: every block and lane is below n.
     unsafe {
