@@ -599,6 +599,13 @@ impl Tr<'_, '_> {
                     |t, x, y| t.b.ins().imul(x, y),
                     |t, x, y| t.b.ins().imul(x, y),
                 ),
+                C::u_mul_hi | C::s_mul_hi if e == Elem::I32 => {
+                    self.mul_hi32(&need(a)?, &need(b)?, op == C::s_mul_hi)
+                }
+                C::u_mad_hi | C::s_mad_hi if e == Elem::I32 => {
+                    let h = self.mul_hi32(&need(a)?, &need(b)?, op == C::s_mad_hi);
+                    self.add_lv(e, &h, &need(c)?)
+                }
                 C::s_mad24 | C::u_mad24 => {
                     let p = self.vec_op2(
                         e,

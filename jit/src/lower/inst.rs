@@ -578,7 +578,13 @@ impl Tr<'_, '_> {
                         a,
                         b,
                         |t, x, y| t.b.ins().imul(x, y),
-                        |t, x, y| t.b.ins().imul(x, y),
+                        |t, x, y| {
+                            if e == Elem::I64 {
+                                t.imul_i64_chunk(x, y)
+                            } else {
+                                t.b.ins().imul(x, y)
+                            }
+                        },
                     ),
                 }
             }
@@ -1158,6 +1164,11 @@ impl Tr<'_, '_> {
                 }
                 if let (Lv::V(ch), true) = (l, from.is_int() && to.is_int()) {
                     return Lv::V(self.int_resize_chunks(ch, from, to, signed));
+                }
+                if from == Elem::I64 && to == Elem::I32 {
+                    if let Lv::V(ch) = l {
+                        return Lv::V(self.narrow_i64_chunks(ch));
+                    }
                 }
                 self.per_lane(&[(from, l)], to, |t, x| f(t, x[0]))
             }

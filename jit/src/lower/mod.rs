@@ -35,6 +35,7 @@ mod int_vec;
 mod lane_scalars;
 mod masked;
 mod memory;
+mod mul64;
 mod pipe;
 mod printf;
 mod schedule;

@@ -164,6 +164,29 @@ impl Tr<'_, '_> {
         vec![x; self.nchunks(e)]
     }
 
+    /// `i64x2` chunks truncated to `i32x4` chunks: the low halves of each pair of chunks
+    /// in one shuffle, instead of extracting and re-inserting every lane.
+    pub fn narrow_i64_chunks(&mut self, ch: &[Value]) -> Vec<Value> {
+        let fl = little();
+        let mut mask = [0u8; 16];
+        for (j, m) in mask.iter_mut().enumerate() {
+            // Lane j / 4 of a || b is the low half of i64 lane j / 4: bytes 8 (j / 4) ...
+            *m = (8 * (j / 4) + j % 4) as u8;
+        }
+        let imm = self.b.func.dfg.immediates.push(mask.to_vec().into());
+        ch.chunks(2)
+            .map(|p| {
+                let a = self.b.ins().bitcast(types::I8X16, fl, p[0]);
+                let b = match p.get(1) {
+                    Some(h) => self.b.ins().bitcast(types::I8X16, fl, *h),
+                    None => a,
+                };
+                let r = self.b.ins().shuffle(a, b, imm);
+                self.b.ins().bitcast(types::I32X4, fl, r)
+            })
+            .collect()
+    }
+
     /// The chunks of `lv` (materialising uniform and affine values).
     pub fn chunks_of(&mut self, e: Elem, lv: &Lv) -> Vec<Value> {
         match lv {

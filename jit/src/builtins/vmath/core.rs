@@ -108,19 +108,21 @@ const LN_Q: [f64; 12] = [
     0.055_058_236_442_405_25,
 ];
 
-/// `(e, ln m)` with `x = 2^e m`, `m` in [sqrt(1/2), sqrt(2)), for a positive finite
-/// `f32` `x` (subnormals included: they are normal as `f64`). `ln m` is accurate to
-/// about 2^-35 relative; `e` is an exact integer.
+/// The bits of the `f32` below `sqrt(1/2)`: the lower end of the mantissa range.
+const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
+
+/// `(e, ln m)` with `x = 2^e m`, `m` in [sqrt(1/2), sqrt(2)), for a positive normal
+/// finite `f32` `x` (subnormals are not easy operands of the callers). `ln m` is
+/// accurate to about 2^-35 relative; `e` is an exact integer. The split is integer
+/// arithmetic on the `f32` bits (subtract the bits of sqrt(1/2): the exponent field is
+/// then `e`, the mantissa field plus those bits is `m`), shorter than a compare and
+/// select on the `f64` (the latency of `pow`).
 #[inline(always)]
 pub(super) fn log_parts<const F: bool>(x: f32) -> (f64, f64) {
-    let b = f64::from(x).to_bits();
-    // The biased exponent as an f64 (2^52 + k - 2^52), without an int conversion.
-    let eb = f64::from_bits((b >> 52) | 0x4330_0000_0000_0000) - 4_503_599_627_370_496.0;
-    let m = f64::from_bits((b & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
-    let big = m > std::f64::consts::SQRT_2;
-    let m = if big { m * 0.5 } else { m };
-    let e = eb - if big { 1022.0 } else { 1023.0 };
-    let t = m - 1.0; // exact
+    let k = (x.to_bits() as i32).wrapping_sub(SQRT_HALF_BITS);
+    let e = f64::from(k >> 23);
+    let m = f32::from_bits(((k & 0x007f_ffff) + SQRT_HALF_BITS) as u32);
+    let t = f64::from(m - 1.0); // exact (Sterbenz)
     (e, mad::<F>(t * t, estrin::<F, 12>(t, &LN_Q), t))
 }
 

@@ -1,6 +1,7 @@
 //! `exp`, `exp2`, `exp10`, `log`, `log2`, `log10`, `pow`, `powr` of `f32` lanes in `f64`
 //! (see [`super::core`]). NaN, and for the logarithms and powers every operand outside
-//! the positive finite numbers, take the scalar path, which owns the special values.
+//! the positive normal finite numbers (subnormal `x` too: rare, and the bit split of
+//! `log_parts` needs a normal `f32`), take the scalar path, which owns the special values.
 
 use std::f64::consts::{LN_2, LOG10_2, LOG10_E, LOG2_10, LOG2_E};
 
@@ -30,9 +31,10 @@ exp_like!(Exp, LOG2_E, f32fns::exp);
 exp_like!(Exp2, 1.0, f32fns::exp2);
 exp_like!(Exp10, LOG2_10, f32fns::exp10);
 
+/// Positive, normal and finite: the operands [`log_parts`] splits.
 #[inline(always)]
 fn positive_finite(x: f32) -> bool {
-    x > 0.0 && x < f32::INFINITY
+    (f32::MIN_POSITIVE..f32::INFINITY).contains(&x)
 }
 
 macro_rules! log_like {

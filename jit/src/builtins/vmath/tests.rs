@@ -465,3 +465,47 @@ fn bench_stream() {
         println!("{name}: {best:.2} ns/lane streamed");
     }
 }
+
+/// Every length the drivers split differently (blocks of 8, a half block of 4, single
+/// lanes): block lanes match the same lanes of a long call bit for bit, single lanes
+/// are the scalar function's; a hard lane (NaN, huge) in each position is fixed.
+#[test]
+fn vmath_lengths_and_tails() {
+    let mut r = Rng(0x7a11);
+    let mut xs: Vec<f32> = (0..16).map(|_| r.range(-20.0, 20.0)).collect();
+    xs[5] = f32::NAN;
+    xs[10] = 3.0e9;
+    xs[13] = -0.0;
+    let ys: Vec<f32> = (0..16).map(|_| r.range(-3.0, 3.0)).collect();
+    let sin = entry("vsin_f32");
+    let pow = entry("vpow_f32");
+    let long_sin = eval1(sin, &xs);
+    let mut long_pow = vec![0.0f32; 16];
+    // SAFETY: xs, ys and long_pow hold 16 lanes.
+    unsafe { pow(xs.as_ptr(), ys.as_ptr(), long_pow.as_mut_ptr(), 16) };
+    let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    for n in 1..=16 {
+        let got_sin = eval1(sin, &xs[..n]);
+        let mut got_pow = vec![0.0f32; n];
+        // SAFETY: n lanes each.
+        unsafe { pow(xs.as_ptr(), ys.as_ptr(), got_pow.as_mut_ptr(), n) };
+        let blocks = n - n % 4;
+        for i in 0..n {
+            let (ws, wp) = if i < blocks {
+                (long_sin[i], long_pow[i])
+            } else {
+                (trig::Sin::slow(xs[i]), explog::Pow::slow(xs[i], ys[i]))
+            };
+            assert!(
+                same(got_sin[i], ws),
+                "sin n={n} lane {i}: {} vs {ws}",
+                got_sin[i]
+            );
+            assert!(
+                same(got_pow[i], wp),
+                "pow n={n} lane {i}: {} vs {wp}",
+                got_pow[i]
+            );
+        }
+    }
+}
