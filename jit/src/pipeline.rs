@@ -103,10 +103,12 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, CompileError>) -> Result<T, CompileE
 }
 
 /// The sub-group width for a kernel: the required one, else the configured default,
-/// else [`TILE_ROW_WIDTH`] for a tile kernel ([`is_tile_row_kernel`]), else
-/// [`DEFAULT_SUB_GROUP_WIDTH`].
+/// else [`TILE_ROW_WIDTH`] for a tile kernel ([`is_tile_row_kernel`]) or a plain
+/// streaming kernel ([`is_plain_streaming_kernel`]), else [`DEFAULT_SUB_GROUP_WIDTH`].
 fn sub_group_width(
+    m: &spirv::Module,
     ep: &spirv::EntryPoint,
+    flat: &analysis::flatten::FlatFunction,
     options: &CompileOptions,
     uni: &analysis::uniformity::Uniformity,
 ) -> Result<u32, CompileError> {
@@ -114,11 +116,13 @@ fn sub_group_width(
         .modes
         .sub_group_size
         .or(options.default_sub_group_width)
-        .unwrap_or(if is_tile_row_kernel(ep, uni) {
-            TILE_ROW_WIDTH
-        } else {
-            DEFAULT_SUB_GROUP_WIDTH
-        });
+        .unwrap_or(
+            if is_tile_row_kernel(ep, uni) || is_plain_streaming_kernel(m, ep, flat, uni) {
+                TILE_ROW_WIDTH
+            } else {
+                DEFAULT_SUB_GROUP_WIDTH
+            },
+        );
     if !SUPPORTED_SUB_GROUP_WIDTHS.contains(&w) {
         return Err(CompileError::unsupported(format!(
             "kernel {}: sub-group size {w} is not supported (supported: {:?})",
@@ -141,6 +145,78 @@ const TILE_ROW_WIDTH: u32 = 16;
 fn is_tile_row_kernel(ep: &spirv::EntryPoint, uni: &analysis::uniformity::Uniformity) -> bool {
     matches!(ep.modes.local_size, Some([x, y, z]) if x == TILE_ROW_WIDTH && y.saturating_mul(z) > 1)
         && !uni.any_divergence()
+}
+
+/// A kernel where a wider sub-group only amortises per-sub-group work: no divergent
+/// branch (masked code on 16 lanes needs twice the registers), no barrier, atomic,
+/// group, pipe, block, async-copy or enqueue instruction and no call left after
+/// inlining (the legacy `atomic_*` functions), no sub-group built-in
+/// variable (its width is then invisible to the program), no varying vector of three
+/// or more components (a `float4` is sixteen registers at width 16: clbench `nbody`
+/// spills and runs at half speed), and a required work-group size, if any, whose rows
+/// are whole sub-groups of the wider width. Measured on clbench: `saxpy` 1.7x less
+/// CPU, `math` (calls of the vector math library, per sub-group) 2x, `sgemm_naive`
+/// 1.1x.
+fn is_plain_streaming_kernel(
+    m: &spirv::Module,
+    ep: &spirv::EntryPoint,
+    flat: &analysis::flatten::FlatFunction,
+    uni: &analysis::uniformity::Uniformity,
+) -> bool {
+    use spirv::{BuiltIn, Op, Type};
+    if uni.any_divergence()
+        || ep
+            .modes
+            .local_size
+            .is_some_and(|[x, _, _]| x % TILE_ROW_WIDTH != 0)
+    {
+        return false;
+    }
+    let sub_group_builtin = |id: spirv::Id| {
+        m.globals.get(&id).and_then(|g| g.builtin).is_some_and(|b| {
+            matches!(
+                b,
+                BuiltIn::SubgroupSize
+                    | BuiltIn::SubgroupMaxSize
+                    | BuiltIn::NumSubgroups
+                    | BuiltIn::NumEnqueuedSubgroups
+                    | BuiltIn::SubgroupId
+                    | BuiltIn::SubgroupLocalInvocationId
+                    | BuiltIn::SubgroupEqMask
+                    | BuiltIn::SubgroupGeMask
+                    | BuiltIn::SubgroupGtMask
+                    | BuiltIn::SubgroupLeMask
+                    | BuiltIn::SubgroupLtMask
+            )
+        })
+    };
+    let wide_vector = |ty: Option<spirv::Id>| {
+        ty.and_then(|t| m.types.get(&t))
+            .is_some_and(|t| matches!(t, Type::Vector { count, .. } if *count >= 3))
+    };
+    flat.blocks.iter().flat_map(|b| &b.insts).all(|inst| {
+        let plain = !matches!(
+            inst.op,
+            Op::ControlBarrier { .. }
+                | Op::Atomic { .. }
+                | Op::Call { .. }
+                | Op::Group { .. }
+                | Op::Block2d { .. }
+                | Op::AsyncCopy { .. }
+                | Op::AsyncCopyNd { .. }
+                | Op::Pipe { .. }
+                | Op::DeviceEnqueue { .. }
+        );
+        let mut builtin = false;
+        spirv::for_each_operand(&inst.op, |id| builtin |= sub_group_builtin(id));
+        // The id built-ins are 3-component vectors whose components are taken apart
+        // at once.
+        let id_builtin = matches!(inst.op, Op::Load { ptr, .. }
+            if m.globals.get(&ptr).is_some_and(|g| g.builtin.is_some()));
+        let vector =
+            !id_builtin && inst.result.is_some_and(|r| uni.is_varying(r)) && wide_vector(inst.ty);
+        plain && !builtin && !vector
+    })
 }
 
 fn compile_module(
@@ -171,7 +247,7 @@ fn compile_module(
         times.lap("cfg");
         let uni = analysis::uniformity::analyze(&m, &flat, &cfg);
         times.lap("uniformity");
-        let w = sub_group_width(ep, options, &uni)?;
+        let w = sub_group_width(&m, ep, &flat, options, &uni)?;
         let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
         let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
         let (locals, local_bytes) = meta::local_layout(&m, &flat)?;

@@ -1165,11 +1165,6 @@ impl Tr<'_, '_> {
                 if let (Lv::V(ch), true) = (l, from.is_int() && to.is_int()) {
                     return Lv::V(self.int_resize_chunks(ch, from, to, signed));
                 }
-                if from == Elem::I64 && to == Elem::I32 {
-                    if let Lv::V(ch) = l {
-                        return Lv::V(self.narrow_i64_chunks(ch));
-                    }
-                }
                 self.per_lane(&[(from, l)], to, |t, x| f(t, x[0]))
             }
         }

@@ -1,5 +1,6 @@
 //! Integer width changes of varying values in vector registers: widening and
-//! truncating between char, short, int and long chunks, saturating narrowings, and
+//! truncating between char, short, int and long chunks (long to int:
+//! `Tr::narrow_i64_chunks`), saturating narrowings, and
 //! float-to-integer conversions with OpenCL's saturation.
 //!
 //! `uchar` pixels become `float`s and back, `short` samples are scaled in `int`:
@@ -9,7 +10,7 @@
 
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 
-use super::value::{little, Elem, Lv};
+use super::value::{Elem, Lv};
 use super::Tr;
 
 impl Tr<'_, '_> {
@@ -42,14 +43,16 @@ impl Tr<'_, '_> {
         }
         while e.bits() > to.bits() {
             let next = int_elem(e.bits() / 2);
+            if e == Elem::I64 {
+                cur = self.narrow_i64_chunks(&cur);
+                cur.truncate(self.nchunks(next));
+                e = next;
+                continue;
+            }
             let mut out = Vec::with_capacity(cur.len().div_ceil(2));
             for pair in cur.chunks(2) {
                 let (a, b) = (pair[0], *pair.get(1).unwrap_or(&pair[0]));
-                out.push(if e == Elem::I64 {
-                    let a = self.b.ins().bitcast(types::I32X4, little(), a);
-                    let b = self.b.ins().bitcast(types::I32X4, little(), b);
-                    self.shuffle32(a, b, [0, 2, 4, 6])
-                } else {
+                out.push({
                     // Keep the low half of each lane, then pack: the unsigned
                     // saturation of the pack never bites on those values.
                     let (ty, _) = e.chunk();
