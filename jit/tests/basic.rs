@@ -15,7 +15,8 @@ fn vadd() {
     let p = build(VADD);
     let k = kernel(&p, "vadd");
     assert_eq!(k.info.args.len(), 3);
-    assert_eq!(k.info.sub_group_width, 8);
+    // A plain streaming kernel: 16 lanes (see `plain_kernels_get_wide_sub_groups`).
+    assert_eq!(k.info.sub_group_width, 16);
     let n = 1024;
     let mut a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let mut b: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();
@@ -268,4 +269,46 @@ kernel void k(global const int* in, global int* out, global int* out2) {
             }
         }
     }
+}
+
+#[test]
+fn plain_kernels_get_wide_sub_groups() {
+    let cases: [(&str, &str, u32); 8] = [
+        ("plain", "c[i] = a[i] * 2.0f + b[i];", 16),
+        ("divergent", "if (a[i] > 0.0f) c[i] = b[i];", 8),
+        (
+            "float4",
+            "float4 v = vload4(i, a); c[i] = v.x + v.y + v.z + v.w;",
+            8,
+        ),
+        ("sub-group size", "c[i] = (float)get_sub_group_size();", 8),
+        (
+            "barrier",
+            "c[i] = a[i]; barrier(CLK_GLOBAL_MEM_FENCE); c[i] += b[i];",
+            8,
+        ),
+        ("atomic", "atomic_add((global int *)c, (int)a[i]);", 8),
+        (
+            "uniform loop",
+            "float s = 0.0f; for (int k = 0; k < 16; k++) s += a[k] * b[i]; c[i] = s;",
+            16,
+        ),
+        (
+            "uniform branch",
+            "if (a[0] > 0.0f) c[i] = b[i]; else c[i] = a[i];",
+            16,
+        ),
+    ];
+    for (what, body, want) in cases {
+        let src = format!(
+            "kernel void k(global const float* a, global const float* b, global float* c) {{\n  size_t i = get_global_id(0);\n  {body}\n}}\n"
+        );
+        let p = build(&src);
+        assert_eq!(kernel(&p, "k").info.sub_group_width, want, "{what}");
+    }
+    // A required work-group size whose rows are not whole 16-lane sub-groups keeps 8.
+    let p = build(
+        "kernel __attribute__((reqd_work_group_size(8, 1, 1))) void k(global float* c) { c[get_global_id(0)] = 1.0f; }",
+    );
+    assert_eq!(kernel(&p, "k").info.sub_group_width, 8);
 }
