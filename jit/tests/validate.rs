@@ -266,6 +266,25 @@ fn decorations_and_capabilities() {
 }
 
 #[test]
+fn only_global_local_and_private_pointers_convert_to_generic() {
+    // Found by the mutation test (seed 909090): a __constant kernel argument cast to
+    // a generic pointer was accepted.
+    let decls = "%pgu = OpTypePointer Generic %uint\n%pg3 = OpTypePointer Generic %v3ulong";
+    let ok = module(
+        "OpCapability GenericPointer",
+        decls,
+        "%go = OpPtrCastToGeneric %pgu %o\n%v = OpLoad %uint %go",
+    );
+    validate(&assemble(&ok, "spv1.0")).expect("a __global pointer converts to generic");
+    let input = module(
+        "OpCapability GenericPointer",
+        decls,
+        "%gg = OpPtrCastToGeneric %pg3 %gid\n%v = OpIAdd %uint %n %uint_1",
+    );
+    refused(&input, "spv1.0", &["Generic", "Input"]);
+}
+
+#[test]
 fn layout_and_scopes() {
     let body = "OpDecorate %n Restrict\n%v = OpIAdd %uint %n %uint_1";
     refused(

@@ -319,6 +319,18 @@ impl Validator<'_> {
                         "a cast between {from:?} and {to:?} pointers (one side must be Generic)"
                     )));
                 }
+                // Only __global, __local and private memory is reachable through a
+                // generic pointer (__constant is not).
+                let named = if from == Storage::Generic { to } else { from };
+                if !matches!(
+                    named,
+                    Storage::CrossWorkgroup | Storage::Workgroup | Storage::Function
+                ) {
+                    return Err(err(format!(
+                        "a cast between Generic and {named:?} pointers (only CrossWorkgroup, \
+                         Workgroup and Function convert to and from Generic)"
+                    )));
+                }
             }
             Op::Wide(w, a, b) => {
                 let t = self.operand(values, *a)?;
