@@ -239,7 +239,7 @@ impl Tr<'_, '_> {
         self.select_lv(&anan, e, b, &r)
     }
 
-    fn int_minmax(&mut self, e: Elem, a: &Lv, b: &Lv, max: bool, signed: bool) -> Lv {
+    pub(super) fn int_minmax(&mut self, e: Elem, a: &Lv, b: &Lv, max: bool, signed: bool) -> Lv {
         let f = move |t: &mut Tr<'_, '_>, x: Value, y: Value| match (max, signed) {
             (true, true) => t.b.ins().smax(x, y),
             (true, false) => t.b.ins().umax(x, y),

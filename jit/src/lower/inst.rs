@@ -1537,11 +1537,7 @@ impl Tr<'_, '_> {
         } else {
             self.b.ins().fcvt_to_uint_sat(types::I32, x)
         };
-        let (lo, hi) = if signed {
-            (-(1i64 << (tb - 1)), (1i64 << (tb - 1)) - 1)
-        } else {
-            (0, (1i64 << tb) - 1)
-        };
+        let (lo, hi) = super::int_vec::int_range(to, signed);
         let hv = self.b.ins().iconst(types::I32, hi);
         let lv = self.b.ins().iconst(types::I32, lo);
         let c = if signed {

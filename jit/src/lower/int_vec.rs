@@ -56,7 +56,7 @@ impl Tr<'_, '_> {
                     // Keep the low half of each lane, then pack: the unsigned
                     // saturation of the pack never bites on those values.
                     let (ty, _) = e.chunk();
-                    let low = self.iconst_lane(e, (1i64 << next.bits()) - 1);
+                    let low = self.scalar_const(e, (1u64 << next.bits()) - 1);
                     let m = self.b.ins().splat(ty, low);
                     let a = self.b.ins().band(a, m);
                     let b = self.b.ins().band(b, m);
@@ -113,20 +113,9 @@ impl Tr<'_, '_> {
         Lv::V(self.int_resize_chunks(&clamped, Elem::I32, to, false))
     }
 
-    /// The scalar constant `x` of integer element `e` (its low bits, as Cranelift
-    /// wants narrow immediates).
-    fn iconst_lane(&mut self, e: Elem, x: i64) -> Value {
-        let bits = e.bits();
-        let imm = if bits < 64 {
-            x & ((1i64 << bits) - 1)
-        } else {
-            x
-        };
-        self.b.ins().iconst(e.scalar(), imm)
-    }
-
-    /// Clamps integer chunks of `e` to `lo..=hi`: signed comparisons for signed
-    /// lanes; for unsigned ones only the upper bound applies (`lo` is then 0).
+    /// Clamps integer chunks of `e` to `lo..=hi` with the min/max of
+    /// `OpenCL.std` clamp: signed comparisons for signed lanes; for unsigned ones
+    /// only the upper bound applies (`lo` is then 0).
     fn clamp_chunks(
         &mut self,
         ch: &[Value],
@@ -135,22 +124,13 @@ impl Tr<'_, '_> {
         hi: i64,
         signed: bool,
     ) -> Vec<Value> {
-        let (ty, _) = e.chunk();
-        let hs = self.iconst_lane(e, hi);
-        let hv = self.b.ins().splat(ty, hs);
-        let lv = signed.then(|| {
-            let ls = self.iconst_lane(e, lo);
-            self.b.ins().splat(ty, ls)
-        });
-        ch.iter()
-            .map(|c| match lv {
-                Some(lv) => {
-                    let x = self.b.ins().smin(*c, hv);
-                    self.b.ins().smax(x, lv)
-                }
-                None => self.b.ins().umin(*c, hv),
-            })
-            .collect()
+        let hv = Lv::U(self.scalar_const(e, hi as u64));
+        let mut x = self.int_minmax(e, &Lv::V(ch.to_vec()), &hv, false, signed);
+        if signed {
+            let lv = Lv::U(self.scalar_const(e, lo as u64));
+            x = self.int_minmax(e, &x, &lv, true, true);
+        }
+        self.chunks_of(e, &x)
     }
 }
 
@@ -164,8 +144,8 @@ fn int_elem(bits: u32) -> Elem {
     }
 }
 
-/// The values of integer element `e`, signed or not.
-fn int_range(e: Elem, signed: bool) -> (i64, i64) {
+/// The values of integer element `e` (at most 32 bits), signed or not.
+pub(super) fn int_range(e: Elem, signed: bool) -> (i64, i64) {
     let b = e.bits();
     if signed {
         (-(1i64 << (b - 1)), (1i64 << (b - 1)) - 1)
