@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing cranecl needs on Debian 12, only what is missing:
-# apt packages (clang-22, the ocl-icd loader and headers, clinfo, spirv-tools, a C
+# apt packages (clang-22 and llvm-22's opt, the ocl-icd loader and headers, clinfo, spirv-tools, a C
 # compiler, python3-venv) and a Python venv at $VENV (default .venv) with pyopencl,
 # numpy, pytest and mako. Uses sudo only when not root. Rust (cargo >= 1.95) must be
 # installed already (https://rustup.rs); Debian 12's rustc is too old.
@@ -20,6 +20,8 @@ have_pkg() {
 
 need=()
 command -v clang-22 >/dev/null 2>&1 || need+=(clang-22)
+# LLVM's opt, for programs with hundreds of loops (runtime/src/build/loop_heavy.rs).
+command -v opt-22 >/dev/null 2>&1 || need+=(llvm-22)
 for pkg in ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers; do
     have_pkg "$pkg" || need+=("$pkg")
 done

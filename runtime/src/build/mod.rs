@@ -11,6 +11,8 @@
 //! Configuration (environment):
 //! - `CRANECL_CLANG`: the clang to run (else clang-22, -21, -20 on `PATH`, then
 //!   `/usr/lib/llvm-N/bin/clang`).
+//! - `CRANECL_OPT`: LLVM's `opt` for loop-heavy programs (else the one beside clang;
+//!   empty: never). `CRANECL_LIGHT_OPT_LOOPS`: the loop count from which it is used.
 //! - `CRANECL_CACHE_DIR`: where precompiled headers live (else
 //!   `$XDG_CACHE_HOME/cranecl`, `~/.cache/cranecl`, a temp dir); `CRANECL_NO_PCH=1`
 //!   turns them off.
@@ -26,7 +28,9 @@
 //! parallel), `split` (one SPIR-V module per kernel), `local_retype` (a second
 //! compile through LLVM IR when clang-22's backend shrank a `__local` array),
 //! `whole_program` (big clBuildProgram sources: front end and optimiser in two clang
-//! runs, so each kernel body is optimised once).
+//! runs, so each kernel body is optimised once), `loop_heavy` (such sources with
+//! hundreds of loops in one function: LLVM's `opt` with a pipeline whose cost does
+//! not grow with the square of the loop count).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
@@ -35,6 +39,7 @@ mod jit_memo;
 pub mod kernel_info;
 mod link;
 mod local_retype;
+mod loop_heavy;
 mod memo;
 mod options;
 mod pch;
@@ -393,7 +398,10 @@ impl Frontend {
                     let ir = whole_program::internalise_kernel_bodies(&String::from_utf8_lossy(
                         &out.stdout,
                     ));
-                    let spirv = self.optimise_ir_to_spirv(&ir, &out.log)?;
+                    let spirv = match self.light_optimise_ir_to_spirv(&ir, &out.log) {
+                        Some(spirv) => spirv?,
+                        None => self.optimise_ir_to_spirv(&ir, &out.log)?,
+                    };
                     Ok(ClangOutput {
                         spirv: self.via_ir_if_needed(spirv, source, &out.args)?,
                         log: out.log,
@@ -615,27 +623,72 @@ impl Frontend {
     /// Compiles optimised LLVM IR text to SPIR-V; `log` (the first run's diagnostics)
     /// heads the build log of a failure.
     fn ir_to_spirv(&self, ir: &str, log: &str) -> Result<Vec<u32>, SourceBuildError> {
-        self.ir_to_spirv_with(ir, log, false).map_err(|err| {
-            SourceBuildError::Failed(format!(
-                "{err}error: recompiling through LLVM IR (IR to SPIR-V) failed\n"
-            ))
-        })
+        self.ir_to_spirv_with(ir.as_bytes(), log, false)
+            .map_err(|err| {
+                SourceBuildError::Failed(format!(
+                    "{err}error: recompiling through LLVM IR (IR to SPIR-V) failed\n"
+                ))
+            })
     }
 
     /// Optimises unoptimised LLVM IR text (`-O2`, the pipeline a one-run build
     /// applies) and compiles it to SPIR-V; `log` (the front end's diagnostics) heads
     /// the build log of a failure.
     fn optimise_ir_to_spirv(&self, ir: &str, log: &str) -> Result<Vec<u32>, SourceBuildError> {
-        self.ir_to_spirv_with(ir, log, true).map_err(|err| {
-            SourceBuildError::Failed(format!(
-                "{err}error: clang failed to optimise the program's LLVM IR\n"
-            ))
-        })
+        self.ir_to_spirv_with(ir.as_bytes(), log, true)
+            .map_err(|err| {
+                SourceBuildError::Failed(format!(
+                    "{err}error: clang failed to optimise the program's LLVM IR\n"
+                ))
+            })
     }
 
-    /// clang from LLVM IR to SPIR-V, with or without its optimisation pipeline; the
-    /// error is `log` followed by what clang said.
-    fn ir_to_spirv_with(&self, ir: &str, log: &str, optimise: bool) -> Result<Vec<u32>, String> {
+    /// For unoptimised IR whose biggest function has [`loop_heavy::loop_limit_from_env`]
+    /// loops or more, and an `opt` beside clang: `opt` with [`loop_heavy::PIPELINE`],
+    /// then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
+    /// or when `opt` fails (a bug of LLVM's: `-O2` may still work).
+    fn light_optimise_ir_to_spirv(
+        &self,
+        ir: &str,
+        log: &str,
+    ) -> Option<Result<Vec<u32>, SourceBuildError>> {
+        let loops = loop_heavy::max_back_edges(ir);
+        if loops < loop_heavy::loop_limit_from_env() {
+            return None;
+        }
+        let opt = loop_heavy::locate_opt(&self.clang)?;
+        let args: Vec<OsString> = [&format!("-passes={}", loop_heavy::PIPELINE), "-o", "-", "-"]
+            .map(OsString::from)
+            .to_vec();
+        let started = std::time::Instant::now();
+        let run = clang::run(&opt, &args, ir.as_bytes()).ok()?;
+        if verbose() {
+            eprintln!(
+                "cranecl: opt (IR, {} KB, {loops} loops) {} in {:.1} ms: {} {}\n{}",
+                ir.len() >> 10,
+                run.status,
+                started.elapsed().as_secs_f64() * 1e3,
+                opt.display(),
+                args[0].to_string_lossy(),
+                run.stderr
+            );
+        }
+        if !run.success {
+            return None;
+        }
+        Some(
+            self.ir_to_spirv_with(&run.stdout, log, false)
+                .map_err(|err| {
+                    SourceBuildError::Failed(format!(
+                        "{err}error: clang failed to compile the optimised LLVM IR\n"
+                    ))
+                }),
+        )
+    }
+
+    /// clang from LLVM IR (text or bitcode) to SPIR-V, with or without its
+    /// optimisation pipeline; the error is `log` followed by what clang said.
+    fn ir_to_spirv_with(&self, ir: &[u8], log: &str, optimise: bool) -> Result<Vec<u32>, String> {
         let mut args: Vec<OsString> = ["-cc1", "-triple", "spirv64-unknown-unknown", "-O2"]
             .map(OsString::from)
             .to_vec();
@@ -646,18 +699,17 @@ impl Frontend {
         args.push("-disable-llvm-verifier".into());
         // The cl::opts of the optimiser and the backend, as a one-run build has them.
         args.extend(["-mllvm", "-avail-extern-to-local"].map(OsString::from));
-        if optimise {
-            // Loop strength reduction rewrites induction variables for a target's
-            // addressing modes, which SPIR-V does not have: 15% of clang's time on
-            // a kernel of 1000 loops, and its pointer induction variables make 18%
-            // more Cranelift code there.
-            args.extend(["-mllvm", "-disable-lsr"].map(OsString::from));
-        }
+        // Loop strength reduction (a pass of the backend's own IR pipeline, which runs
+        // with -disable-llvm-passes too) rewrites induction variables for a target's
+        // addressing modes, which SPIR-V does not have: 15% of clang's time on a
+        // kernel of 1000 loops (90% when the loops were not rotated), and its pointer
+        // induction variables make 18% more Cranelift code there.
+        args.extend(["-mllvm", "-disable-lsr"].map(OsString::from));
         args.push("-mllvm".into());
         args.push(spirv_ext_arg().into());
         args.extend(["-x", "ir", "-emit-obj", "-o", "-", "-"].map(OsString::from));
         let started = std::time::Instant::now();
-        let run = clang::run(&self.clang, &args, ir.as_bytes())
+        let run = clang::run(&self.clang, &args, ir)
             .map_err(|err| format!("{log}error: cannot run {}: {err}\n", self.clang.display()))?;
         if verbose() {
             let line: Vec<String> = std::iter::once(self.clang.display().to_string())

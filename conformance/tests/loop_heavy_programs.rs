@@ -1,0 +1,99 @@
+//! Kernels with hundreds of sequential loops, which cranecl optimises with LLVM's `opt`
+//! and a pipeline without loop passes instead of clang's `-O2` (whose loop passes cost
+//! the square of the loop count): the results must be the same as on the host, with
+//! per-work-item trip counts, loops that read memory, loops nested in loops, and
+//! private arrays filled by loops. Integer arithmetic, so every result is exact.
+
+use cranecl_conformance::*;
+
+/// Work-items of each launch: a full sub-group and a partial one.
+const ITEMS: usize = 45;
+
+/// A kernel of `loops` loops; loop `i` runs `(x + i) & 3` times (x per work-item) and
+/// folds `input` into `acc`; every 7th loop holds an inner loop, every 5th fills and
+/// indexes a private array.
+fn source(loops: usize) -> String {
+    let mut s = String::from(
+        "kernel void k(global const uint *input, global const int *ix, global uint *out)\n{\n  \
+         size_t gid = get_global_id(0);\n  int x = ix[gid];\n  uint acc = input[gid & 63];\n",
+    );
+    for i in 0..loops {
+        let body = match (i % 7, i % 5) {
+            (0, _) => format!(
+                "for (int k = 0; k < (j & 1) + 1; k++) acc = acc * 3u + input[(gid + j + k + {i}) & 63];"
+            ),
+            (_, 0) => format!(
+                "uint p[4]; for (int q = 0; q < 4; q++) p[q] = input[(gid + q + {i}) & 63]; \
+                 acc = acc * 5u + p[(x + j) & 3];"
+            ),
+            _ => format!("acc = acc * {}u + input[(gid + j + {i}) & 63];", 3 + 2 * (i % 4)),
+        };
+        s.push_str(&format!(
+            "  for (int j = 0; j < ((x + {i}) & 3); j++) {{ {body} }}\n"
+        ));
+    }
+    s.push_str("  out[gid] = acc;\n}\n");
+    s
+}
+
+/// What [`source`]'s kernel computes for work-item `gid`.
+fn host(loops: usize, input: &[u32], ix: &[i32], gid: usize) -> u32 {
+    let x = ix[gid];
+    let mut acc = input[gid & 63];
+    for i in 0..loops {
+        for j in 0..((x + i as i32) & 3) as usize {
+            match (i % 7, i % 5) {
+                (0, _) => {
+                    for k in 0..(j & 1) + 1 {
+                        acc = acc
+                            .wrapping_mul(3)
+                            .wrapping_add(input[(gid + j + k + i) & 63]);
+                    }
+                }
+                (_, 0) => {
+                    let p: Vec<u32> = (0..4).map(|q| input[(gid + q + i) & 63]).collect();
+                    acc = acc
+                        .wrapping_mul(5)
+                        .wrapping_add(p[((x + j as i32) & 3) as usize]);
+                }
+                _ => {
+                    acc = acc
+                        .wrapping_mul(3 + 2 * (i % 4) as u32)
+                        .wrapping_add(input[(gid + j + i) & 63]);
+                }
+            }
+        }
+    }
+    acc
+}
+
+fn check(loops: usize) {
+    let ctx = DeviceContext::new();
+    let program = ctx.build(&source(loops), "");
+    let input: Vec<u32> = (0..64u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+        .collect();
+    let ix: Vec<i32> = (0..ITEMS as i32).map(|i| (i * 37 + 11) % 101).collect();
+    let input_buf = ctx.buffer_from(&input);
+    let ix_buf = ctx.buffer_from(&ix);
+    let out = ctx.buffer_zeroed::<u32>(ITEMS);
+    let k = program.kernel("k");
+    k.arg_buffer(0, &input_buf)
+        .arg_buffer(1, &ix_buf)
+        .arg_buffer(2, &out);
+    ctx.run(&k, &[ITEMS], Some(&[ITEMS]));
+    let expect: Vec<u32> = (0..ITEMS).map(|g| host(loops, &input, &ix, g)).collect();
+    assert_eq!(ctx.read::<u32>(&out, ITEMS), expect, "{loops} loops");
+}
+
+/// Over the loop count from which the build uses `opt`'s cheaper pipeline.
+#[test]
+fn many_sequential_loops_compute_right() {
+    check(600);
+}
+
+/// Under it: clang's -O2, the same results.
+#[test]
+fn some_sequential_loops_compute_right() {
+    check(60);
+}
