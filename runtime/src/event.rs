@@ -47,10 +47,35 @@ pub trait CommandQueue: Send + Sync {
 /// Something to run once an event is complete (or failed); gets the final status.
 pub type CompletionHook = Box<dyn FnOnce(cl_int) + Send>;
 
+/// A command that waits for events to finish: told of each by a call, without a
+/// boxed closure per dependency (the enqueue path of an in-order queue).
+pub trait Dependent: Send + Sync {
+    /// One of the events it waits for finished with `status`.
+    fn dependency_finished(self: Arc<Self>, status: cl_int);
+}
+
+/// What runs when an event finishes.
+enum Hook {
+    Call(CompletionHook),
+    Dependent(Arc<dyn Dependent>),
+}
+
+impl Hook {
+    fn run(self, status: cl_int) {
+        match self {
+            Hook::Call(f) => f(status),
+            Hook::Dependent(d) => d.dependency_finished(status),
+        }
+    }
+}
+
 struct EventState {
     status: cl_int,
     callbacks: Vec<(cl_int, Callback<EventNotifyFn>)>,
-    hooks: Vec<CompletionHook>,
+    /// The first hook (usually the only one: the next command of an in-order queue)
+    /// without a Vec allocation.
+    first_hook: Option<Hook>,
+    more_hooks: Vec<Hook>,
 }
 
 /// A command's event or a user event.
@@ -127,7 +152,8 @@ impl Event {
             state: Mutex::new(EventState {
                 status,
                 callbacks: Vec::new(),
-                hooks: Vec::new(),
+                first_hook: None,
+                more_hooks: Vec::new(),
             }),
             status_now: AtomicI32::new(status),
             done: Condvar::new(),
@@ -181,14 +207,19 @@ impl Event {
             }
             // Published after the timestamps: whoever sees the status sees them too.
             self.status_now.store(status, Ordering::Release);
-            let (fire, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.callbacks)
-                .into_iter()
-                .partition(|(trigger, _)| status <= *trigger);
-            st.callbacks = keep;
-            let hooks = if status <= CL_COMPLETE {
-                std::mem::take(&mut st.hooks)
-            } else {
+            let fire: Vec<_> = if st.callbacks.is_empty() {
                 Vec::new()
+            } else {
+                let (fire, keep) = std::mem::take(&mut st.callbacks)
+                    .into_iter()
+                    .partition(|(trigger, _)| status <= *trigger);
+                st.callbacks = keep;
+                fire
+            };
+            let hooks = if status <= CL_COMPLETE {
+                (st.first_hook.take(), std::mem::take(&mut st.more_hooks))
+            } else {
+                (None, Vec::new())
             };
             (fire, hooks)
         };
@@ -196,8 +227,9 @@ impl Event {
             self.done.notify_all();
         }
         // Dependent commands first: an application callback may block.
-        for hook in hooks {
-            hook(status);
+        let (first, more) = hooks;
+        for hook in first.into_iter().chain(more) {
+            hook.run(status);
         }
         let handle = (self as *const Event).cast_mut().cast::<c_void>();
         for (_, cb) in callbacks {
@@ -230,15 +262,28 @@ impl Event {
 
     /// Runs `hook` once the event is finished (at once if it already is).
     pub fn on_finished(&self, hook: CompletionHook) {
+        self.add_hook(Hook::Call(hook));
+    }
+
+    /// Tells `dependent` once the event is finished (at once if it already is).
+    pub fn notify_when_finished(&self, dependent: Arc<dyn Dependent>) {
+        self.add_hook(Hook::Dependent(dependent));
+    }
+
+    fn add_hook(&self, hook: Hook) {
         let status = {
             let mut st = self.state.lock();
             if st.status > CL_COMPLETE {
-                st.hooks.push(hook);
+                if st.first_hook.is_none() {
+                    st.first_hook = Some(hook);
+                } else {
+                    st.more_hooks.push(hook);
+                }
                 return;
             }
             st.status
         };
-        hook(status);
+        hook.run(status);
     }
 
     /// Blocks until the event is finished; returns the final status (negative on error).

@@ -415,13 +415,13 @@ impl Kernel {
     ) -> CLResult<(exec::Launch, Vec<Arc<Mem>>)> {
         let code = self.code_for(device)?;
         let info = &code.compiled.info;
-        let values = self.args.lock().clone();
+        let values = self.args.lock();
         let mut block = vec![0u8; info.arg_block_size];
         let mut buffers = Vec::new();
         let mut local_args = Vec::new();
         let mut local_total = info.static_local_bytes.next_multiple_of(LOCAL_ARG_ALIGN);
-        for (arg, value) in info.args.iter().zip(values) {
-            let value = value.ok_or(CL_INVALID_KERNEL_ARGS)?;
+        for (arg, value) in info.args.iter().zip(values.iter()) {
+            let value = value.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
             match value {
                 ArgValue::Mem(mem) => {
                     // A buffer released since clSetKernelArg is no argument any more.
@@ -433,10 +433,10 @@ impl Kernel {
                     write_at(&mut block, arg.offset, &ptr.to_ne_bytes())?;
                     buffers.extend(mem);
                 }
-                ArgValue::Svm(ptr) => {
+                &ArgValue::Svm(ptr) => {
                     write_at(&mut block, arg.offset, &(ptr as u64).to_ne_bytes())?
                 }
-                ArgValue::Local(size) => {
+                &ArgValue::Local(size) => {
                     // Any size_t is accepted by clSetKernelArg: sum without wrapping.
                     local_total = size
                         .checked_next_multiple_of(LOCAL_ARG_ALIGN)
@@ -447,9 +447,10 @@ impl Kernel {
                         size,
                     });
                 }
-                ArgValue::Bytes(bytes) => write_at(&mut block, arg.offset, &bytes)?,
+                ArgValue::Bytes(bytes) => write_at(&mut block, arg.offset, bytes)?,
             }
         }
+        drop(values);
         if local_total as u64 > LOCAL_MEM_SIZE {
             return Err(CL_OUT_OF_RESOURCES);
         }

@@ -23,7 +23,7 @@ use crate::sync::Mutex;
 use opencl_sys::*;
 
 use crate::context::Context;
-use crate::event::{CommandQueue, Event, WAIT_SPIN};
+use crate::event::{CommandQueue, Dependent, Event, WAIT_SPIN};
 use crate::exec;
 use crate::memory::Mem;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
@@ -302,6 +302,21 @@ struct Pending {
     failed: AtomicBool,
 }
 
+/// An earlier command of the same queue finished: its status does not matter (a
+/// failed command does not fail the ones after it).
+impl Dependent for Pending {
+    fn dependency_finished(self: Arc<Self>, _status: cl_int) {
+        self.release(false);
+    }
+}
+
+/// The pool runs a ready command through this.
+impl exec::SharedTask for Pending {
+    fn run(self: Arc<Self>) {
+        Pending::run(&self);
+    }
+}
+
 impl Pending {
     /// Counts one dependency down; the last one starts the command. Returns whether
     /// this call made it ready (for the enqueuing thread's inline run).
@@ -321,8 +336,7 @@ impl Pending {
             {
                 queue.list_ready(self);
             }
-            let this = self.clone();
-            exec::spawn(Box::new(move || this.run()));
+            exec::spawn_shared(self.clone());
         }
         true
     }
@@ -540,13 +554,11 @@ impl Queue {
         event: &Arc<Event>,
         command_type: cl_command_type,
         has_wait_list: bool,
-    ) -> Vec<Arc<Event>> {
+    ) -> (Option<Arc<Event>>, Vec<Arc<Event>>) {
         let mut order = self.order.lock();
         if !self.out_of_order() {
-            return std::mem::replace(&mut order.last, Arc::downgrade(event))
-                .upgrade()
-                .into_iter()
-                .collect();
+            let last = std::mem::replace(&mut order.last, Arc::downgrade(event)).upgrade();
+            return (last, Vec::new());
         }
         if order.outstanding.len() >= 64 {
             order
@@ -563,7 +575,7 @@ impl Queue {
             order.barrier = Arc::downgrade(event);
         }
         order.outstanding.push(Arc::downgrade(event));
-        deps
+        (None, deps)
     }
 
     /// Whether events record profiling timestamps.
@@ -581,11 +593,13 @@ impl Queue {
         blocking: bool,
     ) -> CLResult<Arc<Event>> {
         let event = Event::new_command(self.clone(), command_type);
-        let previous = self.order_after(&event, command_type, !wait_list.is_empty());
+        let (last, previous) = self.order_after(&event, command_type, !wait_list.is_empty());
         let pending = Arc::new(Pending {
             command: Mutex::new(Some(command)),
             event: event.clone(),
-            remaining: AtomicUsize::new(wait_list.len() + 1 + previous.len()),
+            remaining: AtomicUsize::new(
+                wait_list.len() + 1 + usize::from(last.is_some()) + previous.len(),
+            ),
             failed: AtomicBool::new(false),
         });
         for dep in wait_list {
@@ -597,11 +611,8 @@ impl Queue {
                 p.release(false);
             }));
         }
-        for prev in previous {
-            let p = pending.clone();
-            prev.on_finished(Box::new(move |_| {
-                p.release(false);
-            }));
+        for prev in last.into_iter().chain(previous) {
+            prev.notify_when_finished(pending.clone());
         }
         pending.release(blocking);
         drop(pending);

@@ -118,6 +118,13 @@ pub fn spawn(task: Box<dyn FnOnce() + Send + 'static>) {
     pool::spawn(task);
 }
 
+/// [`spawn`] for a task that lives in an `Arc` already: no closure to box.
+pub fn spawn_shared(task: Arc<dyn SharedTask>) {
+    pool::spawn_shared(task);
+}
+
+pub use pool::SharedTask;
+
 /// Number of pool workers (`CRANECL_NUM_THREADS`, else one per core); reported as
 /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
 pub fn num_workers() -> usize {

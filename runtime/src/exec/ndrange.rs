@@ -11,6 +11,7 @@
 //! This module must not validate OpenCL semantics (the queue does); it only refuses
 //! launches it cannot run safely.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -57,10 +58,11 @@ thread_local! {
     static MEMORY: RefCell<WorkerMemory> = RefCell::new(WorkerMemory::default());
 }
 
-/// One launch in flight, shared by the caller and its helpers.
-pub(crate) struct NdJob {
+/// One launch in flight: on the caller's stack when it runs alone (borrowing the
+/// launch's argument block), in an `Arc` shared with its helpers otherwise.
+pub(crate) struct NdJob<'a> {
     kernel: Arc<CompiledKernel>,
-    args: Vec<u8>,
+    args: Cow<'a, [u8]>,
     /// `(offset in the argument block, offset in the __local block)` per `__local` arg.
     local_patches: Vec<(usize, usize)>,
     /// Bytes of the `__local` block: static variables then the `__local` arguments.
@@ -93,15 +95,15 @@ pub fn local_layout(
     (offsets, offset)
 }
 
-impl NdJob {
-    /// Checks `launch` and builds the shared state; `Ok(None)` when there is nothing
+impl<'a> NdJob<'a> {
+    /// Checks `launch` and builds the launch's state; `Ok(None)` when there is nothing
     /// to run (a zero global size).
     fn new(
-        launch: &Launch,
+        launch: &'a Launch,
         workers: usize,
         printf_buffer: u64,
         device_enqueue: u64,
-    ) -> Result<Option<NdJob>, ExecError> {
+    ) -> Result<Option<NdJob<'a>>, ExecError> {
         let nd = &launch.ndrange;
         let dims = nd.work_dim as usize;
         if !(1..=3).contains(&dims) {
@@ -182,7 +184,7 @@ impl NdJob {
         };
         Ok(Some(NdJob {
             kernel: Arc::clone(&launch.kernel),
-            args: launch.args.clone(),
+            args: Cow::Borrowed(&launch.args),
             local_patches,
             local_bytes,
             scratch_bytes: info.scratch_bytes(local_items),
@@ -312,7 +314,7 @@ impl NdJob {
     }
 }
 
-impl Assist for NdJob {
+impl Assist for NdJob<'static> {
     fn assist(&self) {
         self.participate(None);
     }
@@ -324,7 +326,6 @@ struct Recruiter {
     started: Instant,
     helpers: usize,
     job: Arc<dyn Assist>,
-    invited: usize,
 }
 
 impl Recruiter {
@@ -332,7 +333,6 @@ impl Recruiter {
     fn call_in(&mut self, unclaimed: usize) {
         let n = self.helpers.min(unclaimed);
         pool::invite(&self.job, n);
-        self.invited = n;
     }
 }
 
@@ -348,25 +348,52 @@ pub fn try_run_ndrange(
     let Some(job) = NdJob::new(launch, workers, printf_buffer, device_enqueue)? else {
         return Ok(());
     };
-    let job = Arc::new(job);
     let helpers = workers.saturating_sub(1).min(job.progress.chunks() - 1);
+    if helpers == 0 {
+        // Nothing to share (one chunk, or one thread): no shared state, no copy.
+        job.participate(None);
+        return job.outcome();
+    }
+    let job = Arc::new(job.into_shared());
     let mut recruiter = Recruiter {
         started: Instant::now(),
         helpers,
         job: job.clone(),
-        invited: 0,
     };
-    job.participate((helpers > 0).then_some(&mut recruiter));
-    if recruiter.invited > 0 {
-        pool::withdraw(&recruiter.job);
+    job.participate(Some(&mut recruiter));
+    job.outcome()
+}
+
+impl NdJob<'_> {
+    /// The job with its own copy of the argument block, for sharing with helpers.
+    fn into_shared(self) -> NdJob<'static> {
+        NdJob {
+            kernel: self.kernel,
+            args: Cow::Owned(self.args.into_owned()),
+            local_patches: self.local_patches,
+            local_bytes: self.local_bytes,
+            scratch_bytes: self.scratch_bytes,
+            info: self.info,
+            groups: self.groups,
+            enqueued: self.enqueued,
+            global: self.global,
+            progress: self.progress,
+            aborted: self.aborted,
+            failure: self.failure,
+        }
     }
-    job.progress.wait();
-    let failure = job.failure.lock().take();
-    match failure {
-        Some(message) => Err(ExecError::Panicked(format!(
-            "kernel {}: {message}",
-            job.kernel.info.name
-        ))),
-        None => Ok(()),
+
+    /// Waits until every claimed group has run; the launch's error, if a group
+    /// panicked.
+    fn outcome(&self) -> Result<(), ExecError> {
+        self.progress.wait();
+        let failure = self.failure.lock().take();
+        match failure {
+            Some(message) => Err(ExecError::Panicked(format!(
+                "kernel {}: {message}",
+                self.kernel.info.name
+            ))),
+            None => Ok(()),
+        }
     }
 }

@@ -85,9 +85,6 @@ pub fn parallel_for(count: usize, body: &(dyn Fn(usize) + Sync)) {
     let shared: Arc<dyn Assist> = job.clone();
     pool::invite(&shared, helpers);
     job.run();
-    if helpers > 0 {
-        pool::withdraw(&shared);
-    }
     job.progress.wait();
     let payload = job.panic.lock().take();
     if let Some(payload) = payload {

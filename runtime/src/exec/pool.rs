@@ -2,24 +2,40 @@
 //! in a child process that the application forked after using the driver, which
 //! inherits none of the parent's threads: see `crate::fork`).
 //!
-//! Workers take two kinds of work from one queue: command bodies ([`spawn`]) and
-//! invitations to help with a running ND-range ([`invite`]), which go first. An idle
-//! worker spins for a short, bounded time (cheap back-to-back launches) and then
-//! parks on a condition variable. Panics in a task are caught, reported on stderr and
+//! Workers take two kinds of work from two lock-free queues: command bodies
+//! ([`spawn`]) and invitations to help with a running ND-range ([`invite`]), which go
+//! first. Queuing takes no lock, so threads enqueuing into different command queues
+//! never meet on one mutex; the mutex beside the condition variable is touched only
+//! to park a worker and to wake a parked one. An idle worker spins for a short,
+//! bounded time (cheap back-to-back launches) and then parks. Panics in a task are caught, reported on stderr and
 //! do not kill the worker. This module knows nothing about kernels: an ND-range is
 //! just an [`Assist`] it calls.
 
-use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crossbeam_queue::SegQueue;
+
 use crate::sync::{Condvar, Mutex};
 
 /// A command body or callback run on the pool.
 pub type Task = Box<dyn FnOnce() + Send + 'static>;
+
+/// Work that already lives in an `Arc` (a queued command): queued without boxing a
+/// closure around it.
+pub trait SharedTask: Send + Sync {
+    /// Runs the task (once per time it was queued).
+    fn run(self: Arc<Self>);
+}
+
+/// What the task queue holds.
+enum Queued {
+    Boxed(Task),
+    Shared(Arc<dyn SharedTask>),
+}
 
 /// Work a pool worker can join: a running ND-range. `assist` returns when there is
 /// nothing left to take.
@@ -37,19 +53,19 @@ const IDLE_SPIN: Duration = Duration::from_micros(50);
 /// cost memory).
 const WORKER_STACK_BYTES: usize = 16 << 20;
 
-struct Queue {
-    /// ND-range invitations; served before tasks so a launch gets its helpers soon.
-    invitations: VecDeque<Arc<dyn Assist>>,
-    tasks: VecDeque<Task>,
-    /// Workers parked on `Shared::wake`.
-    parked: usize,
-}
-
 struct Shared {
-    queue: Mutex<Queue>,
-    wake: Condvar,
-    /// Items in the queue, readable without the lock (the idle spin watches it).
+    /// ND-range invitations; served before tasks so a launch gets its helpers soon.
+    invitations: SegQueue<Arc<dyn Assist>>,
+    tasks: SegQueue<Queued>,
+    /// Items queued and not yet taken: counted up before an item is pushed and down
+    /// after it is popped, so it never undercounts (the idle spin watches it, and a
+    /// worker about to park checks it).
     pending: AtomicUsize,
+    /// Workers parked (or about to park) on `wake`; changed under `sleep`.
+    parked: AtomicUsize,
+    /// Held only to park a worker and to wake a parked one.
+    sleep: Mutex<()>,
+    wake: Condvar,
     workers: usize,
     /// The process whose threads serve this pool: after `fork()` the child has none
     /// of them and starts a pool of its own.
@@ -135,13 +151,12 @@ fn pool() -> &'static Shared {
     }
     let workers = num_workers();
     let shared: &'static Shared = Box::leak(Box::new(Shared {
-        queue: Mutex::new(Queue {
-            invitations: VecDeque::new(),
-            tasks: VecDeque::new(),
-            parked: 0,
-        }),
-        wake: Condvar::new(),
+        invitations: SegQueue::new(),
+        tasks: SegQueue::new(),
         pending: AtomicUsize::new(0),
+        parked: AtomicUsize::new(0),
+        sleep: Mutex::new(()),
+        wake: Condvar::new(),
         workers,
         pid: std::process::id(),
     }));
@@ -163,65 +178,70 @@ fn pool() -> &'static Shared {
 
 /// Queues `task` for a pool worker.
 pub fn spawn(task: Task) {
+    queue_task(Queued::Boxed(task));
+}
+
+/// Queues `task` for a pool worker, which calls its [`SharedTask::run`].
+pub fn spawn_shared(task: Arc<dyn SharedTask>) {
+    queue_task(Queued::Shared(task));
+}
+
+fn queue_task(task: Queued) {
     let shared = pool();
-    let mut queue = shared.queue.lock();
-    queue.tasks.push_back(task);
-    shared.pending.fetch_add(1, Ordering::Release);
-    if queue.parked > 0 {
-        shared.wake.notify_one();
-    }
+    shared.pending.fetch_add(1, Ordering::SeqCst);
+    shared.tasks.push(task);
+    shared.wake_parked(1);
 }
 
 /// Asks up to `helpers` workers to join `work`. Invitations that arrive after the
-/// work is finished cost the worker one call of `assist` that finds nothing.
+/// work is finished cost the worker one call of `assist` that finds nothing (and
+/// keep `work` alive until then).
 pub fn invite(work: &Arc<dyn Assist>, helpers: usize) {
     if helpers == 0 {
         return;
     }
     let shared = pool();
     let helpers = helpers.min(shared.workers);
-    let mut queue = shared.queue.lock();
+    shared.pending.fetch_add(helpers, Ordering::SeqCst);
     for _ in 0..helpers {
-        queue.invitations.push_back(Arc::clone(work));
+        shared.invitations.push(Arc::clone(work));
     }
-    shared.pending.fetch_add(helpers, Ordering::Release);
-    let to_wake = helpers.min(queue.parked);
-    for _ in 0..to_wake {
-        shared.wake.notify_one();
-    }
+    shared.wake_parked(helpers);
 }
 
-/// Withdraws invitations to `work` that no worker has taken yet (the caller finished
-/// it alone).
-pub fn withdraw(work: &Arc<dyn Assist>) {
-    let Some(shared) = current_pool() else {
-        return;
-    };
-    if shared.pending.load(Ordering::Acquire) == 0 {
-        return;
+impl Shared {
+    /// Wakes up to `n` parked workers after `n` items were queued.
+    ///
+    /// No wake-up is lost: a parking worker raises `parked` and then reads `pending`
+    /// (both SeqCst, under `sleep`); the queuing thread raised `pending` and then reads
+    /// `parked`. One of the two sees the other's write: either the worker finds the
+    /// item and does not sleep, or this sees it parked and notifies under `sleep`,
+    /// which the worker holds until it waits.
+    fn wake_parked(&self, n: usize) {
+        let parked = self.parked.load(Ordering::SeqCst);
+        if parked == 0 {
+            return;
+        }
+        let _sleep = self.sleep.lock();
+        for _ in 0..n.min(parked) {
+            self.wake.notify_one();
+        }
     }
-    let mut queue = shared.queue.lock();
-    let before = queue.invitations.len();
-    queue.invitations.retain(|other| !Arc::ptr_eq(other, work));
-    let removed = before - queue.invitations.len();
-    if removed > 0 {
-        shared.pending.fetch_sub(removed, Ordering::Release);
+
+    /// The next queued item, invitations first.
+    fn take(&self) -> Option<Work> {
+        let work = match self.invitations.pop() {
+            Some(inv) => Work::Assist(inv),
+            None => Work::Task(self.tasks.pop()?),
+        };
+        self.pending.fetch_sub(1, Ordering::SeqCst);
+        Some(work)
     }
 }
 
 enum Work {
     Assist(Arc<dyn Assist>),
-    Task(Task),
-}
-
-fn take(queue: &mut Queue, shared: &Shared) -> Option<Work> {
-    let work = if let Some(inv) = queue.invitations.pop_front() {
-        Work::Assist(inv)
-    } else {
-        Work::Task(queue.tasks.pop_front()?)
-    };
-    shared.pending.fetch_sub(1, Ordering::Release);
-    Some(work)
+    Task(Queued),
 }
 
 fn worker_main(shared: &'static Shared) {
@@ -230,7 +250,8 @@ fn worker_main(shared: &'static Shared) {
         let work = next_work(shared);
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| match work {
             Work::Assist(inv) => inv.assist(),
-            Work::Task(task) => task(),
+            Work::Task(Queued::Boxed(task)) => task(),
+            Work::Task(Queued::Shared(task)) => task.run(),
         }));
         if let Err(payload) = outcome {
             eprintln!(
@@ -247,8 +268,7 @@ fn next_work(shared: &Shared) -> Work {
     let spin_until = Instant::now() + IDLE_SPIN;
     loop {
         if shared.pending.load(Ordering::Acquire) > 0 {
-            let mut queue = shared.queue.lock();
-            if let Some(work) = take(&mut queue, shared) {
+            if let Some(work) = shared.take() {
                 return work;
             }
         }
@@ -259,14 +279,18 @@ fn next_work(shared: &Shared) -> Work {
             std::hint::spin_loop();
         }
     }
-    let mut queue = shared.queue.lock();
     loop {
-        if let Some(work) = take(&mut queue, shared) {
+        if let Some(work) = shared.take() {
             return work;
         }
-        queue.parked += 1;
-        shared.wake.wait(&mut queue);
-        queue.parked -= 1;
+        let mut sleep = shared.sleep.lock();
+        shared.parked.fetch_add(1, Ordering::SeqCst);
+        // `pending` may count an item whose push has not landed yet: then loop and
+        // take it rather than sleep.
+        if shared.pending.load(Ordering::SeqCst) == 0 {
+            shared.wake.wait(&mut sleep);
+        }
+        shared.parked.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

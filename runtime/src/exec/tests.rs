@@ -561,3 +561,51 @@ fn choose_local_size_divides_global() {
     let l = choose_local_size_non_uniform(&info, 1, [100_003, 1, 1], 1024, true);
     assert_eq!(l[0] % 8, 0);
 }
+
+/// Tasks queued from several threads, with pauses long enough for every worker to
+/// park between them, all run: no wake-up is lost between the lock-free queues and
+/// parking (a lost one would leave a task queued while every worker sleeps).
+#[test]
+fn tasks_queued_while_workers_park_all_run() {
+    struct Count(Arc<AtomicUsize>, mpsc::Sender<()>, usize);
+    impl SharedTask for Count {
+        fn run(self: Arc<Self>) {
+            if self.0.fetch_add(1, Ordering::SeqCst) + 1 == self.2 {
+                let _ = self.1.send(());
+            }
+        }
+    }
+    const THREADS: usize = 3;
+    const ROUNDS: usize = 40;
+    let total = THREADS * ROUNDS * 2;
+    let done = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = mpsc::channel();
+    let producers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let done = done.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for round in 0..ROUNDS {
+                    let d = done.clone();
+                    let tx2 = tx.clone();
+                    spawn(Box::new(move || {
+                        if d.fetch_add(1, Ordering::SeqCst) + 1 == total {
+                            let _ = tx2.send(());
+                        }
+                    }));
+                    spawn_shared(Arc::new(Count(done.clone(), tx.clone(), total)));
+                    // Longer than the idle spin on some rounds: workers park.
+                    if (round + t) % 3 == 0 {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+            })
+        })
+        .collect();
+    for p in producers {
+        p.join().unwrap();
+    }
+    rx.recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("{} of {total} tasks ran", done.load(Ordering::SeqCst)));
+    assert_eq!(done.load(Ordering::SeqCst), total);
+}
