@@ -2,7 +2,8 @@
 //! profiling the compiler (`perf record`, heaptrack) without clang or the runtime.
 //!
 //! Run: `cargo run --release -p cranecl-jit --example compile_spv -- kernel.spv [repeat]`
-//! (`CRANECL_OPT_DISABLE=1` compiles as `-cl-opt-disable` does).
+//! (`CRANECL_OPT_DISABLE=1` compiles as `-cl-opt-disable` does, `CRANECL_SUBGROUP_WIDTH=W`
+//! sets the default sub-group width as the driver's variable does).
 
 use std::time::Instant;
 
@@ -17,6 +18,9 @@ fn main() {
         .collect();
     let options = cranecl_jit::CompileOptions {
         opt_disable: std::env::var_os("CRANECL_OPT_DISABLE").is_some_and(|v| v != "0"),
+        default_sub_group_width: std::env::var("CRANECL_SUBGROUP_WIDTH")
+            .ok()
+            .and_then(|v| v.parse().ok()),
         ..Default::default()
     };
     for _ in 0..repeat {

@@ -81,6 +81,18 @@ pub const SPLIT_LAYOUTS_MIN_INSTS: usize = BACKTRACKING_MAX_INSTS;
 /// divergent loops: 2.8 s of CPU with it, 1.2 s without), for code a little larger.
 pub const OPTIMISE_MAX_INSTS: usize = 250_000;
 
+/// How hard [`Jit::define_with`] works on a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effort {
+    /// By the function's size: the backtracking register allocator up to
+    /// [`BACKTRACKING_MAX_INSTS`], the mid-end up to [`OPTIMISE_MAX_INSTS`].
+    BySize,
+    /// Code that rarely runs: the single-pass register allocator whatever the size.
+    Cold,
+    /// A huge kernel (`tiers`): single-pass, no mid-end.
+    Least,
+}
+
 /// The largest stack frame a kernel's code may have: the runtime's pool workers
 /// have 16 MB of stack (a thread with less hands the kernel to them), and a huge
 /// kernel (10 000 inlined calls: 22 MB of spill slots) must fail to build
@@ -168,17 +180,16 @@ impl Jit {
         name: &str,
         func: ir::Function,
     ) -> Result<(FuncId, usize), CompileError> {
-        self.define_with(name, func, Linkage::Export, false)
+        self.define_with(name, func, Linkage::Export, Effort::BySize)
     }
 
-    /// [`Self::define`] with the given linkage; a `cold` function (code that rarely
-    /// runs) gets the single-pass register allocator whatever its size.
+    /// [`Self::define`] with the given linkage and effort.
     pub fn define_with(
         &mut self,
         name: &str,
         func: ir::Function,
         linkage: Linkage,
-        cold: bool,
+        effort: Effort,
     ) -> Result<(FuncId, usize), CompileError> {
         let sig = func.signature.clone();
         let id = self
@@ -202,7 +213,8 @@ impl Jit {
             ))
         };
         let insts = self.ctx.func.dfg.num_insts();
-        if insts <= OPTIMISE_MAX_INSTS {
+        let optimise = insts <= OPTIMISE_MAX_INSTS && effort != Effort::Least;
+        if optimise {
             if let Some(opt) = &self.opt_isa {
                 // What `Context::optimize` does at opt_level speed, less the removal
                 // of constant block parameters (it runs afterwards, in `compile`).
@@ -219,7 +231,7 @@ impl Jit {
                     .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
             }
         }
-        if insts <= BACKTRACKING_MAX_INSTS && !cold {
+        if insts <= BACKTRACKING_MAX_INSTS && effort == Effort::BySize {
             self.module
                 .define_function(id, &mut self.ctx)
                 .map_err(failed)?;
@@ -227,7 +239,7 @@ impl Jit {
             // Compiled with the other ISA, then handed over as bytes and relocations
             // (what define_function does with the module's own ISA).
             let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-            let isa = if insts <= OPTIMISE_MAX_INSTS {
+            let isa = if optimise {
                 &*self.big_isa
             } else {
                 &*self.huge_isa

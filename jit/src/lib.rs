@@ -27,6 +27,7 @@ pub mod printf;
 mod program_data;
 pub mod spirv;
 mod support;
+mod tiers;
 
 pub use abi::{DeviceEnqueue, KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};
 pub use error::{CompileError, CompileErrorKind};

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::codegen::Effort;
 use crate::{analysis, codegen, lower, meta, program_data, spirv};
 use crate::{
     CompileError, CompileOptions, CompiledKernel, CompiledProgram, KernelEntryFn, KernelInfo,
@@ -60,7 +61,12 @@ impl PhaseTimes {
         }
     }
 
-    fn report(&self, flat: &analysis::flatten::FlatFunction, clif: (usize, usize, usize)) {
+    fn report(
+        &self,
+        flat: &analysis::flatten::FlatFunction,
+        clif: (usize, usize, usize),
+        est: String,
+    ) {
         let Some(kernel) = &self.kernel else { return };
         let insts: usize = flat.blocks.iter().map(|b| b.insts.len()).sum();
         let laps: Vec<String> = self
@@ -69,13 +75,40 @@ impl PhaseTimes {
             .map(|(p, t)| format!("{p} {:.3}s", t))
             .collect();
         eprintln!(
-            "cranecl: jit {kernel}: {} blocks, {insts} instructions -> clif {} blocks, {} insts, {} values; {}",
+            "cranecl: jit {kernel}: {} blocks, {insts} instructions -> clif {} blocks, {} insts, {} values; {}; {est}",
             flat.blocks.len(),
             clif.0,
             clif.1,
             clif.2,
             laps.join(", ")
         );
+    }
+}
+
+/// A kernel's lowered functions: one (with how hard to compile it), or one per
+/// layout body (a dispatching entry is lowered once they are defined).
+enum Lowered {
+    One(Box<lower::LoweredKernel>, Effort),
+    Split(Box<lower::LoweredKernel>, Box<lower::LoweredKernel>),
+}
+
+impl Lowered {
+    /// (blocks, instructions, values) of all functions.
+    fn size(&self) -> (usize, usize, usize) {
+        let of = |l: &lower::LoweredKernel| {
+            (
+                l.func.layout.blocks().count(),
+                l.func.dfg.num_insts(),
+                l.func.dfg.num_values(),
+            )
+        };
+        match self {
+            Lowered::One(l, _) => of(l),
+            Lowered::Split(a, b) => {
+                let (x, y) = (of(a), of(b));
+                (x.0 + y.0, x.1 + y.1, x.2 + y.2)
+            }
+        }
     }
 }
 
@@ -247,7 +280,18 @@ fn compile_module(
         times.lap("cfg");
         let uni = analysis::uniformity::analyze(&m, &flat, &cfg);
         times.lap("uniformity");
-        let w = sub_group_width(&m, ep, &flat, options, &uni)?;
+        let feats = crate::tiers::features(&m, &flat, &uni);
+        let plan = crate::tiers::plan(
+            &feats,
+            sub_group_width(&m, ep, &flat, options, &uni)?,
+            ep.modes.sub_group_size.is_none() && options.default_sub_group_width.is_none(),
+            |w| lower::layouts_possible(ep.modes.local_size, w).0,
+        )
+        .map_err(|mut e| {
+            e.message = format!("{} (kernel {})", e.message, ep.name);
+            e
+        })?;
+        let w = plan.width;
         let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
         let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
         let (locals, local_bytes) = meta::local_layout(&m, &flat)?;
@@ -269,6 +313,7 @@ fn compile_module(
                 allow_dup,
                 ep.modes.local_size,
                 variants,
+                plan.shape == crate::tiers::Shape::Huge,
             )
         };
         let lower_variants = |jit: &mut codegen::Jit, variants: lower::Variants| match lower_with(
@@ -279,47 +324,82 @@ fn compile_module(
             Err(e) if e.message == lower::DUP_CONFLICT => lower_with(jit, false, variants),
             r => r,
         };
-        let mut lowered = lower_variants(&mut jit, lower::Variants::Both)?;
-        times.lap("lower");
-        let collectives = lowered.collective_slots as u64;
-        let clif_size = (
-            lowered.func.layout.blocks().count(),
-            lowered.func.dfg.num_insts(),
-            lowered.func.dfg.num_values(),
-        );
-        // Too big for the good register allocator with both layout bodies: one
-        // function per body, so that the common (lane-contiguous) one gets it; the
-        // general body rarely runs and keeps the fast allocator.
-        let split = if lowered.two_layouts && clif_size.1 > codegen::SPLIT_LAYOUTS_MIN_INSTS {
-            let fast = lower_variants(&mut jit, lower::Variants::Contiguous)?;
-            let general = lower_variants(&mut jit, lower::Variants::General)?;
-            let sites = lowered.printf.sites.len();
-            (fast.printf.sites.len() == sites && general.printf.sites.len() == sites)
-                .then_some((fast, general))
-        } else {
-            None
+        // One function per layout body: the common (lane-contiguous) one fits the good
+        // register allocator, the general one rarely runs and gets the fast one. Both
+        // must number their printf call sites alike.
+        let split_layouts = |jit: &mut codegen::Jit| -> Result<Option<_>, CompileError> {
+            let fast = lower_variants(jit, lower::Variants::Contiguous)?;
+            let general = lower_variants(jit, lower::Variants::General)?;
+            Ok((fast.printf.sites.len() == general.printf.sites.len()).then_some((fast, general)))
         };
-        let (id, frame_bytes) = match split {
-            Some((fast, general)) => {
+        let lowered = match plan.shape {
+            crate::tiers::Shape::Huge => Lowered::One(
+                Box::new(lower_variants(&mut jit, lower::Variants::General)?),
+                Effort::Least,
+            ),
+            crate::tiers::Shape::Split => match split_layouts(&mut jit)? {
+                Some((fast, general)) => Lowered::Split(Box::new(fast), Box::new(general)),
+                None => Lowered::One(
+                    Box::new(lower_variants(&mut jit, lower::Variants::Both)?),
+                    Effort::BySize,
+                ),
+            },
+            crate::tiers::Shape::OneFunction => {
+                let both = lower_variants(&mut jit, lower::Variants::Both)?;
+                if both.two_layouts && both.func.dfg.num_insts() > codegen::SPLIT_LAYOUTS_MIN_INSTS
+                {
+                    match split_layouts(&mut jit)? {
+                        Some((fast, general)) => Lowered::Split(Box::new(fast), Box::new(general)),
+                        None => Lowered::One(Box::new(both), Effort::BySize),
+                    }
+                } else {
+                    Lowered::One(Box::new(both), Effort::BySize)
+                }
+            }
+        };
+        times.lap("lower");
+        let clif_size = lowered.size();
+        let (id, frame_bytes, lowered) = match lowered {
+            Lowered::Split(fast, general) => {
                 use cranelift_module::Linkage;
                 // Not entry-point names (`__cranecl.` is the driver's own prefix).
                 let name_fast = format!("__cranecl.{}.contiguous", ep.name);
                 let name_gen = format!("__cranecl.{}.general", ep.name);
+                let scratch_per_sg = fast.scratch_per_sg.max(general.scratch_per_sg);
+                let private_bytes = fast.private_bytes.max(general.private_bytes);
                 let (fast_id, fast_frame) =
-                    jit.define_with(&name_fast, fast.func, Linkage::Local, false)?;
+                    jit.define_with(&name_fast, fast.func, Linkage::Local, Effort::BySize)?;
                 let (gen_id, gen_frame) =
-                    jit.define_with(&name_gen, general.func, Linkage::Local, true)?;
-                let entry = lower_variants(&mut jit, lower::Variants::Dispatch(fast_id, gen_id))?;
-                lowered.scratch_per_sg = fast.scratch_per_sg.max(general.scratch_per_sg);
-                lowered.private_bytes = fast.private_bytes.max(general.private_bytes);
-                lowered.printf = fast.printf;
-                let (id, frame) = jit.define(&ep.name, entry.func)?;
-                (id, frame + fast_frame.max(gen_frame))
+                    jit.define_with(&name_gen, general.func, Linkage::Local, Effort::Cold)?;
+                let mut entry =
+                    lower_variants(&mut jit, lower::Variants::Dispatch(fast_id, gen_id))?;
+                let (id, frame) = jit.define(
+                    &ep.name,
+                    std::mem::replace(&mut entry.func, cranelift_codegen::ir::Function::new()),
+                )?;
+                entry.scratch_per_sg = scratch_per_sg;
+                entry.private_bytes = private_bytes;
+                entry.printf = fast.printf;
+                (id, frame + fast_frame.max(gen_frame), Box::new(entry))
             }
-            None => jit.define(&ep.name, lowered.func)?,
+            Lowered::One(mut one, effort) => {
+                let func = std::mem::replace(&mut one.func, cranelift_codegen::ir::Function::new());
+                let (id, frame) =
+                    jit.define_with(&ep.name, func, cranelift_module::Linkage::Export, effort)?;
+                (id, frame, one)
+            }
         };
+        let collectives = lowered.collective_slots as u64;
         times.lap("cranelift");
-        times.report(&flat, clif_size);
+        times.report(
+            &flat,
+            clif_size,
+            format!(
+                "{:?} at width {w} (estimated {} per layout; {feats:?})",
+                plan.shape,
+                crate::tiers::estimate(&feats, w)
+            ),
+        );
         ids.push(id);
         printfs.push(lowered.printf);
         infos.push(KernelInfo {

@@ -468,6 +468,9 @@ impl Tr<'_, '_> {
     }
 
     /// Converts the result of a chunk-wise integer comparison of element `e` to a mask.
+    /// Lanes are all ones or zero of `e`'s width, so 64-bit lanes narrow by taking
+    /// the low halves of two chunks (one shuffle per 4 lanes) and 16- and 8-bit lanes
+    /// widen by sign extension; no lane is taken apart.
     pub fn int_cmp_to_mask(&mut self, e: Elem, r: Lv) -> Vec<Value> {
         match (&r, e) {
             (Lv::U(_), _) => self.bool_mask(&r),
@@ -475,22 +478,60 @@ impl Tr<'_, '_> {
                 Lv::V(v) => v,
                 _ => Vec::new(),
             },
-            (Lv::V(chunks), _) => {
-                // Lanes are all-ones/zero of e's width: test each lane.
-                let (_, lpc) = e.chunk();
-                let lanes: Vec<Value> = (0..self.w as usize)
-                    .map(|l| {
-                        let x = self
-                            .b
-                            .ins()
-                            .extractlane(chunks[l / lpc as usize], (l % lpc as usize) as u8);
-                        self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
-                    })
+            (Lv::V(chunks), Elem::I64 | Elem::F64) => {
+                let fl = super::value::little();
+                let i32s: Vec<Value> = chunks
+                    .iter()
+                    .map(|c| self.b.ins().bitcast(types::I32X4, fl, *c))
                     .collect();
-                match self.pack_lanes(Elem::Bool, &lanes) {
-                    Lv::V(v) => v,
-                    _ => Vec::new(),
-                }
+                i32s.chunks(2)
+                    .map(|p| {
+                        let hi = p.get(1).copied().unwrap_or(p[0]);
+                        self.shuffle32(p[0], hi, [0, 2, 4, 6])
+                    })
+                    .collect()
+            }
+            (Lv::V(chunks), Elem::I16 | Elem::F16) => {
+                let n = (self.w / 4) as usize;
+                let fl = super::value::little();
+                let c16: Vec<Value> = chunks
+                    .iter()
+                    .map(|c| self.b.ins().bitcast(types::I16X8, fl, *c))
+                    .collect();
+                (0..n)
+                    .map(|k| {
+                        let c = c16[k / 2];
+                        if k % 2 == 0 {
+                            self.b.ins().swiden_low(c)
+                        } else {
+                            self.b.ins().swiden_high(c)
+                        }
+                    })
+                    .collect()
+            }
+            (Lv::V(chunks), Elem::I8) => {
+                let n = (self.w / 4) as usize;
+                let fl = super::value::little();
+                let c8: Vec<Value> = chunks
+                    .iter()
+                    .map(|c| self.b.ins().bitcast(types::I8X16, fl, *c))
+                    .collect();
+                (0..n)
+                    .map(|k| {
+                        // Lanes 4k..4k+3: bytes 4(k%4).. of chunk k/4.
+                        let c = c8[k / 4];
+                        let half = if (k % 4) < 2 {
+                            self.b.ins().swiden_low(c)
+                        } else {
+                            self.b.ins().swiden_high(c)
+                        };
+                        if k % 2 == 0 {
+                            self.b.ins().swiden_low(half)
+                        } else {
+                            self.b.ins().swiden_high(half)
+                        }
+                    })
+                    .collect()
             }
             (Lv::A(..), _) => Vec::new(),
         }

@@ -339,7 +339,8 @@ impl Tr<'_, '_> {
 
 impl Tr<'_, '_> {
     /// Loads leaves `elems` at `offs` through pointer `ptr` (lane addresses `p`): on the
-    /// hinted affine address when its flag is set, else lane by lane.
+    /// hinted affine address when its flag is set, else lane by lane (a partial mask:
+    /// lane by lane from the lanes, which the form would only recompute).
     pub fn load_hinted(
         &mut self,
         ptr: Id,
@@ -348,7 +349,11 @@ impl Tr<'_, '_> {
         offs: &[u64],
         private: bool,
     ) -> Result<Vec<Lv>, CompileError> {
-        let Some(h) = self.address_hint(ptr).filter(|_| matches!(p, Lv::V(_))) else {
+        // Under a partial mask both ways are per lane: the lanes themselves.
+        let Some(h) = self
+            .address_hint(ptr)
+            .filter(|_| matches!(p, Lv::V(_)) && self.full_state != Some(false))
+        else {
             return self.load_leaves(p, elems, offs, private);
         };
         let tys: Vec<_> = elems
@@ -370,7 +375,8 @@ impl Tr<'_, '_> {
                 Ok(chunks(t, l))
             },
             |t| {
-                let l = t.load_leaves(p, elems, offs, private)?;
+                // A wrapped form: the lanes are not contiguous either.
+                let l = t.per_lane_load(p, elems, offs, private)?;
                 Ok(chunks(t, l))
             },
         )?;
@@ -395,7 +401,10 @@ impl Tr<'_, '_> {
         offs: &[u64],
         private: bool,
     ) -> Result<(), CompileError> {
-        let Some(h) = self.address_hint(ptr).filter(|_| matches!(p, Lv::V(_))) else {
+        let Some(h) = self
+            .address_hint(ptr)
+            .filter(|_| matches!(p, Lv::V(_)) && self.full_state != Some(false))
+        else {
             return self.store_leaves(p, leaves, elems, offs, private);
         };
         self.branch_merge(
@@ -406,7 +415,7 @@ impl Tr<'_, '_> {
                 Ok(vec![])
             },
             |t| {
-                t.store_leaves(p, leaves, elems, offs, private)?;
+                t.per_lane_store(p, leaves, elems, offs)?;
                 Ok(vec![])
             },
         )?;

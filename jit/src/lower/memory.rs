@@ -12,9 +12,6 @@
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 
-/// Bytes of the sink that inactive lanes of a branch-free per-lane access touch.
-const SINK_BYTES: u64 = 256;
-
 use super::value::{Elem, Lv, Val};
 use super::Tr;
 use crate::spirv::{Id, Op, Storage, Type};
@@ -347,6 +344,15 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
+    /// `base + off` (no instruction for 0).
+    fn offset_addr(&mut self, base: Value, off: u64) -> Value {
+        if off == 0 {
+            base
+        } else {
+            self.b.ins().iadd_imm_s(base, off as i64)
+        }
+    }
+
     /// Whether pointer `ptr` points to private memory (valid for every lane): it was
     /// derived from a private variable (see `analysis::provenance`).
     fn is_private(&self, ptr: Id) -> bool {
@@ -440,7 +446,7 @@ impl Tr<'_, '_> {
                 let e = elems[0];
                 let (vt, _) = e.chunk();
                 let n = self.nchunks(e);
-                let base = self.b.ins().iadd_imm_s(*base, offs[0] as i64);
+                let base = self.offset_addr(*base, offs[0]);
                 let vec_load = move |t: &mut Self| -> Result<Vec<Value>, CompileError> {
                     Ok((0..n)
                         .map(|c| t.b.ins().load(vt, fl, base, (c * 16) as i32))
@@ -547,83 +553,12 @@ impl Tr<'_, '_> {
         }
     }
 
-    fn fix_bool_load(&mut self, e: Elem, v: Value) -> Value {
+    pub(super) fn fix_bool_load(&mut self, e: Elem, v: Value) -> Value {
         if e == Elem::Bool {
             self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)
         } else {
             v
         }
-    }
-
-    /// Per-lane loads of every leaf, only for active lanes unless `private`.
-    fn per_lane_load(
-        &mut self,
-        p: &Lv,
-        elems: &[Elem],
-        offs: &[u64],
-        private: bool,
-    ) -> Result<Vec<Lv>, CompileError> {
-        let fl = self.mem_flags();
-        let mut addrs = self.lanes_of(Elem::I64, p);
-        let mut per_leaf: Vec<Vec<Value>> = vec![Vec::new(); elems.len()];
-        if private {
-            // Every lane's copy is valid, but an inactive lane's index may not be (`if
-            // (x < 4) v = a[x];`): inactive lanes read the start of the private area.
-            if self.full_state != Some(true) && !matches!(p, Lv::U(_)) {
-                let m = self.mask.clone();
-                let safe = self
-                    .sgenv
-                    .as_ref()
-                    .map(|s| s.private_base)
-                    .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
-                for (l, a) in addrs.iter_mut().enumerate() {
-                    let act = self.lane_active(&m, l);
-                    *a = self.b.ins().select(act, *a, safe);
-                }
-            }
-            for a in &addrs {
-                for (k, (e, o)) in elems.iter().zip(offs).enumerate() {
-                    let v = self.b.ins().load(e.scalar(), fl, *a, *o as i32);
-                    let v = self.fix_bool_load(*e, v);
-                    per_leaf[k].push(v);
-                }
-            }
-        } else if let Some(safe) = self.sink_addrs(&addrs, elems, offs) {
-            // Branch-free: inactive lanes read the sink and get zeros.
-            let m = self.mask.clone();
-            for (l, a) in safe.iter().enumerate() {
-                let act = (self.full_state != Some(true)).then(|| self.lane_active(&m, l));
-                for (k, (e, o)) in elems.iter().zip(offs).enumerate() {
-                    let mut v = self.b.ins().load(e.scalar(), fl, *a, *o as i32);
-                    if let Some(act) = act {
-                        let z = self.zero_scalar(e.scalar());
-                        v = self.b.ins().select(act, v, z);
-                    }
-                    per_leaf[k].push(self.fix_bool_load(*e, v));
-                }
-            }
-        } else {
-            let tys: Vec<ir::Type> = elems.iter().map(|e| e.scalar()).collect();
-            let lanes = self.guarded(&tys, |t, l| {
-                let mut vs = Vec::new();
-                for (e, o) in elems.iter().zip(offs) {
-                    let v = t.b.ins().load(e.scalar(), fl, addrs[l], *o as i32);
-                    vs.push(v);
-                }
-                Ok(vs)
-            })?;
-            for lane in lanes {
-                for (k, v) in lane.into_iter().enumerate() {
-                    let v = self.fix_bool_load(elems[k], v);
-                    per_leaf[k].push(v);
-                }
-            }
-        }
-        Ok(per_leaf
-            .iter()
-            .zip(elems)
-            .map(|(v, e)| self.pack_lanes(*e, v))
-            .collect())
     }
 
     /// OpStore.
@@ -664,7 +599,7 @@ impl Tr<'_, '_> {
                 && elems[0] != Elem::Bool
             {
                 let e = elems[0];
-                let base = self.b.ins().iadd_imm_s(*base, offs[0] as i64);
+                let base = self.offset_addr(*base, offs[0]);
                 let chunks = self.chunks_of(e, &leaves[0]);
                 let pl = Lv::A(base, *stride);
                 let leaf = leaves[0].clone();
@@ -918,129 +853,12 @@ impl Tr<'_, '_> {
         Ok(self.b.block_params(join).to_vec())
     }
 
-    fn bool_for_store(&mut self, e: Elem, x: Value) -> Value {
+    pub(super) fn bool_for_store(&mut self, e: Elem, x: Value) -> Value {
         if e == Elem::Bool && self.b.func.dfg.value_type(x) != types::I8 {
             self.b.ins().ireduce(types::I8, x)
         } else {
             x
         }
-    }
-
-    fn per_lane_store(
-        &mut self,
-        p: &Lv,
-        leaves: &[Lv],
-        elems: &[Elem],
-        offs: &[u64],
-    ) -> Result<(), CompileError> {
-        let fl = self.mem_flags();
-        let addrs = self.lanes_of(Elem::I64, p);
-        let vals: Vec<Vec<Value>> = leaves
-            .iter()
-            .zip(elems)
-            .map(|(l, e)| {
-                let lanes = self.lanes_of(*e, l);
-                lanes
-                    .into_iter()
-                    .map(|x| self.bool_for_store(*e, x))
-                    .collect()
-            })
-            .collect();
-        if let Some(safe) = self.sink_addrs(&addrs, elems, offs) {
-            // Branch-free: inactive lanes write the sink.
-            for (l, a) in safe.iter().enumerate() {
-                for (k, o) in offs.iter().enumerate() {
-                    self.b.ins().store(fl, vals[k][l], *a, *o as i32);
-                }
-            }
-            return Ok(());
-        }
-        self.guarded(&[], |t, l| {
-            for (k, o) in offs.iter().enumerate() {
-                t.b.ins().store(fl, vals[k][l], addrs[l], *o as i32);
-            }
-            Ok(vec![])
-        })?;
-        Ok(())
-    }
-
-    /// Per-lane addresses where inactive lanes are redirected to the sink (a stack
-    /// slot of [`SINK_BYTES`] that nothing reads), so that a partial-mask access needs
-    /// no branch per lane (a kernel with many accesses would otherwise hand Cranelift
-    /// two blocks per lane per access). None when the leaves reach past the sink.
-    fn sink_addrs(&mut self, addrs: &[Value], elems: &[Elem], offs: &[u64]) -> Option<Vec<Value>> {
-        if self.full_state == Some(true) {
-            return Some(addrs.to_vec());
-        }
-        let reach = elems
-            .iter()
-            .zip(offs)
-            .map(|(e, o)| o + u64::from(e.bytes()))
-            .max()
-            .unwrap_or(0);
-        if reach > SINK_BYTES {
-            return None;
-        }
-        let slot = *self.sink_slot.get_or_insert_with(|| {
-            self.b.create_sized_stack_slot(ir::StackSlotData::new(
-                ir::StackSlotKind::ExplicitSlot,
-                SINK_BYTES as u32,
-                4,
-            ))
-        });
-        let sink = self.b.ins().stack_addr(types::I64, slot, 0);
-        let m = self.mask.clone();
-        Some(
-            addrs
-                .iter()
-                .enumerate()
-                .map(|(l, a)| {
-                    let act = self.lane_active(&m, l);
-                    self.b.ins().select(act, *a, sink)
-                })
-                .collect(),
-        )
-    }
-
-    /// For each active lane `l` runs `f(l)`; returns per lane the values of types
-    /// `tys` (zeros for inactive lanes).
-    pub fn guarded(
-        &mut self,
-        tys: &[ir::Type],
-        mut f: impl FnMut(&mut Self, usize) -> Result<Vec<Value>, CompileError>,
-    ) -> Result<Vec<Vec<Value>>, CompileError> {
-        let m = self.mask.clone();
-        let mut out = Vec::new();
-        if self.full_state == Some(true) {
-            // Every lane is active: no guards.
-            for l in 0..self.w as usize {
-                out.push(f(self, l)?);
-            }
-            return Ok(out);
-        }
-        for l in 0..self.w as usize {
-            let act = self.lane_active(&m, l);
-            let doit = self.b.create_block();
-            let join = self.b.create_block();
-            let zeros: Vec<ir::BlockArg> = tys
-                .iter()
-                .map(|t| ir::BlockArg::Value(self.zero_scalar(*t)))
-                .collect();
-            for t in tys {
-                self.b.append_block_param(join, *t);
-            }
-            self.b.ins().brif(act, doit, &[], join, &zeros);
-            // What `f` caches inside the guarded block does not dominate the join.
-            let full_before = self.mask_full;
-            self.b.switch_to_block(doit);
-            let r = f(self, l)?;
-            let args: Vec<ir::BlockArg> = r.iter().map(|v| ir::BlockArg::Value(*v)).collect();
-            self.b.ins().jump(join, &args);
-            self.mask_full = full_before;
-            self.b.switch_to_block(join);
-            out.push(self.b.block_params(join).to_vec());
-        }
-        Ok(out)
     }
 
     /// OpVariable (Function storage): the per-lane address of this lane's copy.
@@ -1088,13 +906,15 @@ impl Tr<'_, '_> {
         })
     }
 
-    /// OpCopyMemory(Sized).
+    /// OpCopyMemory(Sized): bytes, not values. Both pointers uniform: one copy;
+    /// lanes adjacent on both sides (each pointer's stride is the size) under a full
+    /// mask: one block of W copies; otherwise lane by lane (`per_lane`).
     pub fn copy_memory(&mut self, dst: Id, src: Id, size: Option<Id>) -> Result<(), CompileError> {
-        let (elems, offs) = match size {
+        let n = match size {
             None => {
                 let t = self.type_of(src)?;
                 let (_, pointee) = self.m.pointee(t)?;
-                (self.elems(pointee)?.to_vec(), self.leaf_offsets(pointee)?)
+                self.m.layout(pointee)?.size
             }
             Some(s) => {
                 let n = self.const_index(s).ok_or_else(|| {
@@ -1105,27 +925,62 @@ impl Tr<'_, '_> {
                         "OpCopyMemorySized of more than 64 KiB",
                     ));
                 }
-                let mut e = Vec::new();
-                let mut o = Vec::new();
-                let mut off = 0u64;
-                while off + 8 <= n {
-                    e.push(Elem::I64);
-                    o.push(off);
-                    off += 8;
-                }
-                while off < n {
-                    e.push(Elem::I8);
-                    o.push(off);
-                    off += 1;
-                }
-                (e, o)
+                n
             }
         };
         let sp = self.get(src)?.leaves[0].clone();
         let dp = self.get(dst)?.leaves[0].clone();
         let sprivate = self.is_private(src);
-        let dprivate = self.is_private(dst);
-        let vals = self.load_leaves(&sp, &elems, &offs, sprivate)?;
-        self.store_leaves(&dp, &vals, &elems, &offs, dprivate)
+        let fl = self.mem_flags();
+        let copy = |t: &mut Self, s: Value, d: Value, bytes: u64| {
+            for (ty, o) in super::per_lane::copy_pieces(bytes) {
+                let v = t.b.ins().load(ty, fl, s, o as i32);
+                t.b.ins().store(fl, v, d, o as i32);
+            }
+        };
+        if let (Lv::U(s), Lv::U(d)) = (&sp, &dp) {
+            copy(self, *s, *d, n);
+            return Ok(());
+        }
+        let block = u64::from(self.w) * n;
+        if let (Lv::A(s, ss), Lv::A(d, ds)) = (&sp, &dp) {
+            if *ss == n as i64 && *ds == n as i64 && block <= 4096 {
+                let (s, d) = (*s, *d);
+                let (dp2, sp2) = (dp.clone(), sp.clone());
+                self.if_full(
+                    &[],
+                    |t| {
+                        copy(t, s, d, block);
+                        Ok(vec![])
+                    },
+                    |t| {
+                        t.copy_lanes(&dp2, &sp2, n, sprivate)?;
+                        Ok(vec![])
+                    },
+                )?;
+                return Ok(());
+            }
+        }
+        self.copy_lanes(&dp, &sp, n, sprivate)
+    }
+
+    /// A copy of `n` bytes per active lane: branch-free (`per_lane_copy`), else
+    /// guarded lane by lane.
+    fn copy_lanes(&mut self, dp: &Lv, sp: &Lv, n: u64, sprivate: bool) -> Result<(), CompileError> {
+        if self.per_lane_copy(dp, sp, n, sprivate)? {
+            return Ok(());
+        }
+        let fl = self.mem_flags();
+        let sa = self.lanes_of(Elem::I64, sp);
+        let da = self.lanes_of(Elem::I64, dp);
+        let pieces = super::per_lane::copy_pieces(n);
+        self.guarded(&[], |t, l| {
+            for (ty, o) in &pieces {
+                let v = t.b.ins().load(*ty, fl, sa[l], *o as i32);
+                t.b.ins().store(fl, v, da[l], *o as i32);
+            }
+            Ok(vec![])
+        })?;
+        Ok(())
     }
 }

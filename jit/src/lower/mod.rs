@@ -7,8 +7,8 @@
 //! order under per-block execution masks, skipped when no lane is active, loops
 //! repeated while their header mask has lanes. Kernels with barriers are split into
 //! regions ([`barrier`]). Instructions are lowered in [`inst`], memory accesses in
-//! [`memory`], OpenCL.std in [`extinst`] (printf in [`printf`]), sub-group operations
-//! in [`group`].
+//! [`memory`] (their per-lane fallback in [`per_lane`]), OpenCL.std in [`extinst`]
+//! (printf in [`printf`]), sub-group operations in [`group`].
 
 #![allow(clippy::needless_range_loop)] // lane/component indices read clearer as indices
 
@@ -36,6 +36,7 @@ mod lane_scalars;
 mod masked;
 mod memory;
 mod mul64;
+mod per_lane;
 mod pipe;
 mod printf;
 mod schedule;
@@ -218,6 +219,8 @@ pub(crate) struct Tr<'a, 'b> {
     variants: Variants,
     /// Ids waiting for the next scheduling checkpoint (`schedule`).
     pending: schedule::Pending,
+    /// A huge kernel (`crate::tiers`): control state in memory whatever its size.
+    pub huge: bool,
 }
 
 /// The layout variants a kernel function contains. A work-group runs the
@@ -273,6 +276,7 @@ pub(crate) fn lower_kernel(
     allow_dup: bool,
     reqd_local: Option<[u32; 3]>,
     variants: Variants,
+    huge: bool,
 ) -> Result<LoweredKernel, CompileError> {
     let mut sig = ir::Signature::new(jm.isa().default_call_conv());
     sig.params.push(AbiParam::new(types::I64));
@@ -372,6 +376,7 @@ pub(crate) fn lower_kernel(
             broadcast_loads: Default::default(),
             deferred_loads: HashMap::new(),
             variants,
+            huge,
             pending: Default::default(),
         };
         tr.layout_private()?;
@@ -404,6 +409,17 @@ pub(crate) fn lower_kernel(
         scratch_per_sg,
         has_barriers,
     })
+}
+
+/// Which sub-group layouts a work-group of a kernel with required size `reqd_local`
+/// may need at width `w`: (lane-contiguous, general). The general one always: it also
+/// runs work-groups whose global ids pass 2^30.
+pub(crate) fn layouts_possible(reqd_local: Option<[u32; 3]>, w: u32) -> (bool, bool) {
+    let contiguous = match reqd_local {
+        Some([x, y, z]) => x % w == 0 || y * z == 1,
+        None => true,
+    };
+    (contiguous, true)
 }
 
 /// Phis that may hold affine values: all of them in bodies without divergent
@@ -640,11 +656,7 @@ impl<'a, 'b> Tr<'a, 'b> {
 
     /// Which layout variants a work-group of this kernel may need.
     fn layouts_possible(&self) -> (bool, bool) {
-        let contiguous = match self.reqd_local {
-            Some([x, y, z]) => x % self.w == 0 || y * z == 1,
-            None => true,
-        };
-        (contiguous, true)
+        layouts_possible(self.reqd_local, self.w)
     }
 
     fn emit_work_group(&mut self) -> Result<(), CompileError> {

@@ -72,6 +72,7 @@ impl Tr<'_, '_> {
     /// starts (the address of the area must dominate the body).
     pub(crate) fn begin_state(&mut self, cells: usize, positions: usize) {
         let in_memory = cells.saturating_mul(positions) > STATE_VAR_BUDGET
+            || (self.huge && positions > 0)
             || std::env::var_os("CRANECL_STATE_IN_MEMORY").is_some_and(|v| v != "0");
         self.state_area.in_memory = in_memory;
         self.state_area.next = 0;

@@ -469,8 +469,25 @@ impl Tr<'_, '_> {
         if let Some(v) = self.lane_cache.1.get(&key) {
             return *v;
         }
-        let x = self.b.ins().extractlane(key.0, key.1);
+        let x = self.lane_flag(mask, l);
         let v = self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0);
+        self.lane_cache.1.insert(key, v);
+        v
+    }
+
+    /// Lane `l` of `mask` as its i32 lane (all ones or zero): a `select` condition
+    /// without the comparison [`Self::lane_active`] adds.
+    pub fn lane_flag(&mut self, mask: &[Value], l: usize) -> Value {
+        let here = self.b.current_block();
+        if self.lane_cache.0 != here {
+            self.lane_cache = (here, HashMap::new());
+        }
+        // Keys of lanes 4..8 of a chunk (which has 4) are the raw flags.
+        let key = (mask[l / 4], (l % 4) as u8 + 4);
+        if let Some(v) = self.lane_cache.1.get(&key) {
+            return *v;
+        }
+        let v = self.b.ins().extractlane(key.0, key.1 - 4);
         self.lane_cache.1.insert(key, v);
         v
     }
