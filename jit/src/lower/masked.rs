@@ -208,12 +208,21 @@ impl Tr<'_, '_> {
         // directly (it has just tested the header's mask).
         let run: Vec<ir::Block> = (0..np).map(|_| self.b.create_block()).collect();
         self.body_state = Some(st);
+        // Joins every lane reaches once run under the entry mask (see
+        // `analysis::reconverge`): no test, and a barrier there saves no mask.
+        let entry_masked = crate::analysis::reconverge::entry_mask_blocks(self.cfg);
         for (i, &bi) in order.iter().enumerate() {
             self.b.switch_to_block(check[i]);
             self.b.seal_block(check[i]);
             let mcells = self.state().masks[bi].clone();
-            let mut m: Vec<Value> = mcells.iter().map(|c| self.read_cell(*c)).collect();
-            if i != 0 {
+            let mut m: Vec<Value> = if entry_masked[bi] {
+                entry_mask.clone()
+            } else {
+                mcells.iter().map(|c| self.read_cell(*c)).collect()
+            };
+            if i != 0 && entry_masked[bi] {
+                self.b.ins().jump(run[i], &[]);
+            } else if i != 0 {
                 let any = self.mask_any(&m);
                 self.b.ins().brif(any, run[i], &[], skip_to[i], &[]);
             } else {
