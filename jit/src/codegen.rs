@@ -284,6 +284,12 @@ impl Jit {
             map.push((id, name.to_string(), cc.code_buffer().len()));
         }
         if self.dump {
+            if std::env::var_os("CRANECL_DUMP_OPT").is_some() {
+                eprintln!(
+                    "; optimised CLIF of kernel {name}\n{}",
+                    self.ctx.func.display()
+                );
+            }
             if let Some(cc) = self.ctx.compiled_code() {
                 if let Some(v) = &cc.vcode {
                     eprintln!("; machine code of kernel {name}\n{v}");

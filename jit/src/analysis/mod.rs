@@ -13,6 +13,7 @@ pub mod flatten;
 pub mod liveness;
 pub mod placement;
 pub mod provenance;
+pub mod reconverge;
 pub mod spin;
 pub mod uniformity;
 

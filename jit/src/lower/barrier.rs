@@ -43,6 +43,10 @@ use crate::analysis::liveness::Uses;
 use crate::spirv::{GroupMode, GroupOp, Id, Module, Op};
 use crate::CompileError;
 
+/// Offsets of the pass flags in [`BarrierCtx::flags`].
+const PENDING: i32 = 0;
+const YIELDED: i32 = 1;
+
 /// Resume value of a finished sub-group.
 const DONE: i64 = 0x7fff_ffff;
 
@@ -153,13 +157,14 @@ pub(crate) const COLLECTIVE_SLOT_BYTES: u64 = 32;
 pub(crate) struct BarrierCtx {
     /// Where a sub-group goes when it stops at a barrier or finishes.
     pub next_sg: ir::Block,
-    /// Set when some sub-group stopped at a barrier or yielded in this pass.
-    pub pending: Variable,
-    /// Set when some sub-group yielded (at a loop back-edge) in this pass.
-    pub yielded: Variable,
+    /// Two flag bytes of the pass: [`PENDING`] (some sub-group stopped at a barrier
+    /// or yielded) and [`YIELDED`] (some sub-group yielded at a loop back-edge). In
+    /// memory, not variables: a variable set in the body and read after the
+    /// sub-group loop would ride through every loop of the body.
+    pub flags: ir::StackSlot,
     /// The barrier generation (releases so far): its parity picks the half of a
     /// collective slot.
-    pub pass: Variable,
+    pub pass: Value,
     /// This sub-group's scratch base.
     pub sg_base: Value,
     /// Resume blocks, one per barrier point.
@@ -184,7 +189,9 @@ impl Tr<'_, '_> {
         self.home_area_offset() + self.home_bytes
     }
 
-    /// The work-group function of a kernel with barriers.
+    /// The work-group function of a kernel with barriers: one pass loop per layout
+    /// the kernel may need (the layout is chosen once per work-group, not at every
+    /// resume).
     pub fn emit_barrier_work_group(&mut self, fast: Value) -> Result<(), CompileError> {
         let g = self
             .genv
@@ -193,6 +200,7 @@ impl Tr<'_, '_> {
         // Per-sub-group scratch size: patched once every barrier's save area is known.
         let size_placeholder = self.b.ins().iconst(types::I64, 0);
         let fl = ir::MemFlagsData::trusted();
+        let yields = !self.regions.yields.is_empty();
         // Every sub-group starts at resume point 0.
         {
             let sgv = self.b.declare_var(types::I64);
@@ -214,142 +222,41 @@ impl Tr<'_, '_> {
             let base = self.b.ins().iadd(g.scratch, off);
             let z32 = self.b.ins().iconst(types::I32, 0);
             self.b.ins().store(fl, z32, base, 0);
-            self.b.ins().store(fl, z32, base, WAITING);
-            self.b.ins().store(fl, z32, base, SPINS);
+            if yields {
+                self.b.ins().store(fl, z32, base, WAITING);
+                self.b.ins().store(fl, z32, base, SPINS);
+            }
             let sg1 = self.b.ins().iadd_imm_s(sg, 1);
             self.b.def_var(sgv, sg1);
             self.b.ins().jump(head, &[]);
             self.b.switch_to_block(done);
         }
-        let pending = self.b.declare_var(types::I8);
-        let sgv = self.b.declare_var(types::I64);
-        let passv = self.b.declare_var(types::I64);
-        let yielded = self.b.declare_var(types::I8);
-        let release = self.b.declare_var(types::I8);
-        let z = self.b.ins().iconst(types::I64, 0);
-        self.b.def_var(passv, z);
-        let z8 = self.b.ins().iconst(types::I8, 0);
-        self.b.def_var(release, z8);
-        let gate = self.b.create_block();
-        let skip = self.b.create_block();
-        let wake = self.b.create_block();
-        let pass = self.b.create_block();
-        let head = self.b.create_block();
-        let check = self.b.create_block();
-        let run = self.b.create_block();
-        let choose = self.b.create_block();
-        let body_fast = self.b.create_block();
-        let body_gen = self.b.create_block();
-        let next = self.b.create_block();
-        let finish = self.b.create_block();
-        let exit = self.b.create_block();
-        self.b.ins().jump(pass, &[]);
-
-        self.b.switch_to_block(pass);
-        let z = self.b.ins().iconst(types::I64, 0);
-        self.b.def_var(sgv, z);
-        // A pass after one in which nobody yielded releases the sub-groups waiting
-        // at a barrier: a new generation.
-        let p = self.b.use_var(passv);
-        let rel = self.b.use_var(release);
-        let rel = self.b.ins().uextend(types::I64, rel);
-        let p1 = self.b.ins().iadd(p, rel);
-        self.b.def_var(passv, p1);
-        let rowv = self.row_vars_init();
-        let f0 = self.b.ins().iconst(types::I8, 0);
-        self.b.def_var(pending, f0);
-        self.b.def_var(yielded, f0);
-        self.b.ins().jump(head, &[]);
-
-        self.b.switch_to_block(head);
-        let sg = self.b.use_var(sgv);
-        let c = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, sg, g.n_sg);
-        self.b.ins().brif(c, check, &[], run, &[]);
-
-        self.b.switch_to_block(run);
-        let sg = self.b.use_var(sgv);
-        let off = self.b.ins().imul(sg, size_placeholder);
-        let base = self.b.ins().iadd(g.scratch, off);
-        let r = self.b.ins().load(types::I32, fl, base, 0);
-        let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE);
-        self.b.ins().brif(is_done, next, &[], gate, &[]);
-        // A sub-group waiting at a barrier runs only in a releasing pass.
-        self.b.switch_to_block(gate);
-        let wt = self.b.ins().load(types::I32, fl, base, WAITING);
-        self.b.ins().brif(wt, wake, &[], choose, &[]);
-        self.b.switch_to_block(wake);
-        let rel = self.b.use_var(release);
-        self.b.ins().brif(rel, choose, &[], skip, &[]);
-        self.b.switch_to_block(skip);
-        let t = self.b.ins().iconst(types::I8, 1);
-        self.b.def_var(pending, t);
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(choose);
-        let sg = self.b.use_var(sgv);
-        let off = self.b.ins().imul(sg, size_placeholder);
-        let base = self.b.ins().iadd(g.scratch, off);
-        let z32 = self.b.ins().iconst(types::I32, 0);
-        self.b.ins().store(fl, z32, base, WAITING);
-        self.b.ins().brif(fast, body_fast, &[], body_gen, &[]);
-
-        let mut save_bytes = 0u64;
+        let flags = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            2,
+            0,
+        ));
         let (want_fast, want_gen) = self.layouts();
-        for (blk, contiguous) in [(body_fast, true), (body_gen, false)] {
-            self.b.switch_to_block(blk);
-            if (contiguous && !want_fast) || (!contiguous && !want_gen) {
-                // Cannot occur: the runtime enforces reqd_work_group_size.
-                self.b.ins().jump(next, &[]);
-                continue;
+        let copies: Vec<bool> = [(true, want_fast), (false, want_gen)]
+            .iter()
+            .filter(|(_, want)| *want)
+            .map(|(contiguous, _)| *contiguous)
+            .collect();
+        let entries: Vec<ir::Block> = copies.iter().map(|_| self.b.create_block()).collect();
+        match entries.as_slice() {
+            [one] => {
+                self.b.ins().jump(*one, &[]);
             }
-            let sg = self.b.use_var(sgv);
-            let off = self.b.ins().imul(sg, size_placeholder);
-            let base = self.b.ins().iadd(g.scratch, off);
-            let pbase = self.b.ins().iadd_imm_s(base, 16);
-            let pbase = self.align_private_base(pbase);
-            let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
-            self.enter_sub_group(sg, row, Some(pbase))?;
-            self.bctx = Some(BarrierCtx {
-                next_sg: next,
-                pending,
-                yielded,
-                pass: passv,
-                sg_base: base,
-                resume: Vec::new(),
-                save_bytes,
-                resumed: Default::default(),
-            });
-            let r = self.b.ins().load(types::I32, fl, base, 0);
-            self.emit_body(Some(r), finish)?;
-            save_bytes = self.bctx.as_ref().map_or(0, |b| b.save_bytes);
-            self.bctx = None;
+            [f, gen] => {
+                self.b.ins().brif(fast, *f, &[], *gen, &[]);
+            }
+            _ => return Err(CompileError::codegen("no sub-group layout for the kernel")),
         }
-        // A sub-group that ran to the end.
-        self.b.switch_to_block(finish);
-        let sg = self.b.use_var(sgv);
-        let off = self.b.ins().imul(sg, size_placeholder);
-        let base = self.b.ins().iadd(g.scratch, off);
-        let d = self.b.ins().iconst(types::I32, DONE);
-        self.b.ins().store(fl, d, base, 0);
-        self.b.ins().jump(next, &[]);
-
-        self.b.switch_to_block(next);
-        let sg = self.b.use_var(sgv);
-        let sg1 = self.b.ins().iadd_imm_s(sg, 1);
-        self.b.def_var(sgv, sg1);
-        self.row_vars_advance(rowv);
-        self.b.ins().jump(head, &[]);
-
-        self.b.switch_to_block(check);
-        let y = self.b.use_var(yielded);
-        let rel = self.b.ins().bxor_imm_s(y, 1);
-        self.b.def_var(release, rel);
-        let p = self.b.use_var(pending);
-        self.b.ins().brif(p, pass, &[], exit, &[]);
-        self.b.switch_to_block(exit);
-        self.b.ins().return_(&[]);
+        let mut save_bytes = 0u64;
+        for (contiguous, entry) in copies.into_iter().zip(entries) {
+            self.b.switch_to_block(entry);
+            save_bytes = self.emit_pass_loop(contiguous, size_placeholder, flags, save_bytes)?;
+        }
 
         // The state area of bodies that keep their control state in memory comes last.
         let used = self.finish_state(self.save_offset() + save_bytes);
@@ -366,6 +273,160 @@ impl Tr<'_, '_> {
             })?;
         self.b.func.replace(inst).iconst(types::I64, per_sg as i64);
         Ok(())
+    }
+
+    /// The passes over the sub-groups of a work-group in one layout: each pass resumes
+    /// every sub-group that has not finished (in kernels that yield, a sub-group
+    /// waiting at a barrier only in a releasing pass) until it stops again; passes
+    /// repeat while some sub-group stopped. Returns the largest save area so far.
+    fn emit_pass_loop(
+        &mut self,
+        contiguous: bool,
+        size_placeholder: Value,
+        flags: ir::StackSlot,
+        save_bytes: u64,
+    ) -> Result<u64, CompileError> {
+        let g = self
+            .genv
+            .clone()
+            .ok_or_else(|| CompileError::codegen("group env missing"))?;
+        let fl = ir::MemFlagsData::trusted();
+        let yields = !self.regions.yields.is_empty();
+        let sgv = self.b.declare_var(types::I64);
+        let passv = self.b.declare_var(types::I64);
+        let release = self.b.declare_var(types::I8);
+        let z = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(passv, z);
+        let z8 = self.b.ins().iconst(types::I8, 0);
+        self.b.def_var(release, z8);
+        // The row of a sub-group follows from its index when the work-group size is
+        // known; otherwise it is advanced from sub-group to sub-group.
+        let const_rows = contiguous && self.reqd_local.is_some();
+        let [pass, head, run, body, finish, next, check, exit] =
+            [(); 8].map(|_| self.b.create_block());
+        self.b.ins().jump(pass, &[]);
+
+        self.b.switch_to_block(pass);
+        let z = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(sgv, z);
+        // A pass after one in which nobody yielded releases the sub-groups waiting
+        // at a barrier: a new generation.
+        let p = self.b.use_var(passv);
+        let rel = self.b.use_var(release);
+        let rel64 = self.b.ins().uextend(types::I64, rel);
+        let p1 = self.b.ins().iadd(p, rel64);
+        self.b.def_var(passv, p1);
+        let rowv = (contiguous && !const_rows).then(|| self.row_vars_init());
+        let f0 = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().stack_store(types::I64, f0, flags, PENDING);
+        self.b.ins().stack_store(types::I64, f0, flags, YIELDED);
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(head);
+        let sg = self.b.use_var(sgv);
+        let c = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, sg, g.n_sg);
+        self.b.ins().brif(c, check, &[], run, &[]);
+
+        // The sub-group's index, row and resume point are read here, where they
+        // dominate everything up to `next` (variables read later would ride through
+        // every loop of the body as block parameters).
+        self.b.switch_to_block(run);
+        let sg = self.b.use_var(sgv);
+        let rows = match rowv {
+            Some(v) => Some(v.map(|v| self.b.use_var(v))),
+            None if const_rows => Some(self.rows_of_sub_group(sg)),
+            None => None,
+        };
+        let off = self.b.ins().imul(sg, size_placeholder);
+        let base = self.b.ins().iadd(g.scratch, off);
+        let r = self.b.ins().load(types::I32, fl, base, 0);
+        let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE);
+        if yields {
+            // A sub-group waiting at a barrier runs only in a releasing pass.
+            let [gate, wake, skip, choose] = [(); 4].map(|_| self.b.create_block());
+            self.b.ins().brif(is_done, next, &[], gate, &[]);
+            self.b.switch_to_block(gate);
+            let wt = self.b.ins().load(types::I32, fl, base, WAITING);
+            self.b.ins().brif(wt, wake, &[], choose, &[]);
+            self.b.switch_to_block(wake);
+            self.b.ins().brif(rel, choose, &[], skip, &[]);
+            self.b.switch_to_block(skip);
+            let t = self.b.ins().iconst(types::I8, 1);
+            self.b.ins().stack_store(types::I64, t, flags, PENDING);
+            self.b.ins().jump(next, &[]);
+            self.b.switch_to_block(choose);
+            let z32 = self.b.ins().iconst(types::I32, 0);
+            self.b.ins().store(fl, z32, base, WAITING);
+            self.b.ins().jump(body, &[]);
+        } else {
+            self.b.ins().brif(is_done, next, &[], body, &[]);
+        }
+
+        self.b.switch_to_block(body);
+        let pbase = self.b.ins().iadd_imm_s(base, 16);
+        let pbase = self.align_private_base(pbase);
+        self.enter_sub_group(sg, rows, Some(pbase))?;
+        self.bctx = Some(BarrierCtx {
+            next_sg: next,
+            flags,
+            pass: p1,
+            sg_base: base,
+            resume: Vec::new(),
+            save_bytes,
+            resumed: Default::default(),
+        });
+        self.emit_body(Some(r), finish)?;
+        let save_bytes = self.bctx.as_ref().map_or(0, |b| b.save_bytes);
+        self.bctx = None;
+
+        // A sub-group that ran to the end.
+        self.b.switch_to_block(finish);
+        let d = self.b.ins().iconst(types::I32, DONE);
+        self.b.ins().store(fl, d, base, 0);
+        self.b.ins().jump(next, &[]);
+
+        self.b.switch_to_block(next);
+        let sg1 = self.b.ins().iadd_imm_s(sg, 1);
+        self.b.def_var(sgv, sg1);
+        if let (Some(v), Some(cur)) = (rowv, rows) {
+            self.row_vars_advance(v, cur);
+        }
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(check);
+        // Defined again here, so that the next pass finds the variable here rather
+        // than through the sub-group loop.
+        self.b.def_var(passv, p1);
+        let y = self
+            .b
+            .ins()
+            .stack_load(types::I64, types::I8, flags, YIELDED);
+        let rel = self.b.ins().bxor_imm_s(y, 1);
+        self.b.def_var(release, rel);
+        let p = self
+            .b
+            .ins()
+            .stack_load(types::I64, types::I8, flags, PENDING);
+        self.b.ins().brif(p, pass, &[], exit, &[]);
+        self.b.switch_to_block(exit);
+        self.b.ins().return_(&[]);
+        Ok(save_bytes)
+    }
+
+    /// The local id of lane 0 of sub-group `sg` per dimension in the lane-contiguous
+    /// layout of a kernel with a required work-group size (every sub-group in one
+    /// row): constant divisions of `sg * W`.
+    fn rows_of_sub_group(&mut self, sg: Value) -> [Value; 3] {
+        let [lx, ly, _] = self.reqd_local.unwrap_or([1, 1, 1]).map(i64::from);
+        let first = self.b.ins().imul_imm_s(sg, i64::from(self.w));
+        let x = self.b.ins().urem_imm_s(first, lx);
+        let t = self.b.ins().udiv_imm_s(first, lx);
+        let y = self.b.ins().urem_imm_s(t, ly);
+        let z = self.b.ins().udiv_imm_s(t, ly);
+        [x, y, z]
     }
 
     /// Saves the live state, yields to the next sub-group, and continues (in the
@@ -469,12 +530,12 @@ impl Tr<'_, '_> {
         extra: &[(Variable, ir::Type)],
         yields: bool,
     ) -> Result<(), CompileError> {
-        let (next_sg, pending, yielded, sg_base, resume) = {
+        let (next_sg, flags, sg_base, resume) = {
             let c = self
                 .bctx
                 .as_ref()
                 .ok_or_else(|| CompileError::codegen("barrier outside a region-split body"))?;
-            (c.next_sg, c.pending, c.yielded, c.sg_base, c.resume[point])
+            (c.next_sg, c.flags, c.sg_base, c.resume[point])
         };
         // What to keep: (variable, type). Values used after the barrier are in their
         // homes already (see `storage`); what remains is the control state.
@@ -529,10 +590,10 @@ impl Tr<'_, '_> {
         let id = self.b.ins().iconst(types::I32, point as i64 + 1);
         self.b.ins().store(fl, id, sg_base, 0);
         let t = self.b.ins().iconst(types::I8, 1);
-        self.b.def_var(pending, t);
+        self.b.ins().stack_store(types::I64, t, flags, PENDING);
         if yields {
-            self.b.def_var(yielded, t);
-        } else {
+            self.b.ins().stack_store(types::I64, t, flags, YIELDED);
+        } else if !self.regions.yields.is_empty() {
             let w = self.b.ins().iconst(types::I32, 1);
             self.b.ins().store(fl, w, sg_base, WAITING);
         }
@@ -597,7 +658,7 @@ impl Tr<'_, '_> {
             .as_ref()
             .map(|c| c.pass)
             .ok_or_else(|| CompileError::codegen("collective outside a region-split body"))?;
-        let p = self.b.use_var(pass);
+        let p = pass;
         let p = if after {
             self.b.ins().iadd_imm_s(p, 1)
         } else {

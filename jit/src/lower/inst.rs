@@ -374,6 +374,7 @@ impl Tr<'_, '_> {
                 |t, x, y| t.b.ins().icmp(cc, x, y),
             );
             let m = self.int_cmp_to_mask(e, r);
+            self.note_affine_cmp(cc, e, a, b, &m);
             return Lv::V(m);
         }
         self.per_lane(&[(e, a), (e, b)], Elem::Bool, |t, x| {

@@ -208,12 +208,21 @@ impl Tr<'_, '_> {
         // directly (it has just tested the header's mask).
         let run: Vec<ir::Block> = (0..np).map(|_| self.b.create_block()).collect();
         self.body_state = Some(st);
+        // Joins every lane reaches once run under the entry mask (see
+        // `analysis::reconverge`): no test, and a barrier there saves no mask.
+        let entry_masked = crate::analysis::reconverge::entry_mask_blocks(self.cfg);
         for (i, &bi) in order.iter().enumerate() {
             self.b.switch_to_block(check[i]);
             self.b.seal_block(check[i]);
             let mcells = self.state().masks[bi].clone();
-            let mut m: Vec<Value> = mcells.iter().map(|c| self.read_cell(*c)).collect();
-            if i != 0 {
+            let mut m: Vec<Value> = if entry_masked[bi] {
+                entry_mask.clone()
+            } else {
+                mcells.iter().map(|c| self.read_cell(*c)).collect()
+            };
+            if i != 0 && entry_masked[bi] {
+                self.b.ins().jump(run[i], &[]);
+            } else if i != 0 {
                 let any = self.mask_any(&m);
                 self.b.ins().brif(any, run[i], &[], skip_to[i], &[]);
             } else {
@@ -226,6 +235,14 @@ impl Tr<'_, '_> {
             } else {
                 self.b.seal_block(run[i]);
             }
+            // A single-block loop whose header resets nothing may loop inside its
+            // full-mask copy (see `branch_full`).
+            let self_loop = is_header[i]
+                && resets[i].is_empty()
+                && self.cfg.loop_of[bi].is_some_and(|l| {
+                    let lp = &self.cfg.loops[l];
+                    lp.header == bi && lp.size == 1 && loop_ends[i].first() == Some(&l)
+                });
             for c in std::mem::take(&mut resets[i]) {
                 self.zero_cell(c);
             }
@@ -236,7 +253,7 @@ impl Tr<'_, '_> {
             self.mask_full = None;
             let land = pads[i][0];
             if self.duplicate_for_full_mask(bi) {
-                self.emit_duplicated(bi, &m, land)?;
+                self.emit_duplicated(bi, &m, land, self_loop.then_some(zero))?;
             } else {
                 self.lower_block(bi)?;
                 self.b.ins().jump(land, &[]);
@@ -264,11 +281,15 @@ impl Tr<'_, '_> {
     /// Emits block `bi` twice, one copy assuming every lane is active (vector
     /// accesses, no guards) and one for partial masks; the values other blocks use
     /// meet in a join's parameters, in the first copy's shapes.
+    /// `self_loop`: `bi` is a single-block loop whose start cleared its pending
+    /// mask to this value; the first copy may branch back to its own start
+    /// (`branch_full`), so that block is sealed only after it.
     fn emit_duplicated(
         &mut self,
         bi: usize,
         m: &[Value],
         after: ir::Block,
+        self_loop: Option<Value>,
     ) -> Result<(), CompileError> {
         let full = self.mask_all(m);
         let bf = self.b.create_block();
@@ -276,11 +297,19 @@ impl Tr<'_, '_> {
         let join = self.b.create_block();
         self.b.ins().brif(full, bf, &[], bs, &[]);
         self.b.switch_to_block(bf);
-        self.b.seal_block(bf);
+        if let Some(zero) = self_loop {
+            self.self_loop = Some((bi, bf, zero));
+        } else {
+            self.b.seal_block(bf);
+        }
         self.full_state = Some(true);
         self.mask_full = Some(full);
         self.dup_defs = Some(Default::default());
         let first = self.lower_block(bi);
+        if self_loop.is_some() {
+            self.self_loop = None;
+            self.b.seal_block(bf);
+        }
         let carried = match first {
             Ok(()) => self.carried_ids(bi),
             Err(e) => {
@@ -568,21 +597,41 @@ impl Tr<'_, '_> {
         m: &[Value],
         cm: &[Value],
     ) -> Result<(), CompileError> {
-        let all = self.mask_all(cm);
-        let any = self.mask_any(cm);
         let [b_all, b_some, b_none, b_mixed, join] = [(); 5].map(|_| self.b.create_block());
+        // An affine comparison is decided by its first and last lanes when they do not
+        // wrap; the vector test is only for the rest.
+        // (Their edges get their own copies: a block shared with the vector test
+        // would make the register allocator load the vector test's constants on the
+        // way into it, in every iteration of the loop.)
+        if let Some((all, none)) = self.affine_all_none(cm) {
+            let [b_all1, b_not_all, b_none1, b_vec] = [(); 4].map(|_| self.b.create_block());
+            self.b.ins().brif(all, b_all1, &[], b_not_all, &[]);
+            self.b.switch_to_block(b_not_all);
+            self.b.seal_block(b_not_all);
+            self.b.ins().brif(none, b_none1, &[], b_vec, &[]);
+            for (blk, target) in [(b_all1, t), (b_none1, f)] {
+                self.b.switch_to_block(blk);
+                self.b.seal_block(blk);
+                self.edge_with(bi, target, EdgeMask::All, true)?;
+                self.all_lanes_continue(bi, target, join)?;
+            }
+            self.b.switch_to_block(b_vec);
+            self.b.seal_block(b_vec);
+        }
+        let all = self.mask_all(cm);
         self.b.ins().brif(all, b_all, &[], b_some, &[]);
         self.b.switch_to_block(b_all);
         self.b.seal_block(b_all);
         self.edge_with(bi, t, EdgeMask::All, true)?;
-        self.b.ins().jump(join, &[]);
+        self.all_lanes_continue(bi, t, join)?;
         self.b.switch_to_block(b_some);
         self.b.seal_block(b_some);
+        let any = self.mask_any(cm);
         self.b.ins().brif(any, b_mixed, &[], b_none, &[]);
         self.b.switch_to_block(b_none);
         self.b.seal_block(b_none);
         self.edge_with(bi, f, EdgeMask::All, true)?;
-        self.b.ins().jump(join, &[]);
+        self.all_lanes_continue(bi, f, join)?;
         self.b.switch_to_block(b_mixed);
         self.b.seal_block(b_mixed);
         let mt = self.mask_and(m, cm);
@@ -592,6 +641,33 @@ impl Tr<'_, '_> {
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         self.b.seal_block(join);
+        Ok(())
+    }
+
+    /// After every lane took the edge from `bi` to `to` (under a full mask): back to
+    /// the start of the full-mask copy when that is the back edge of the single-block
+    /// loop being lowered (what the loop-end check, the header's check and its
+    /// full-mask test would decide, minus their work), else on to `join`.
+    fn all_lanes_continue(
+        &mut self,
+        bi: usize,
+        to: Id,
+        join: ir::Block,
+    ) -> Result<(), CompileError> {
+        let target = self.cfg.index.get(&to).copied();
+        match self.self_loop {
+            Some((lb, start, zero)) if lb == bi && target == Some(bi) => {
+                // The header clears its pending mask when it starts (with the same
+                // value: the start's parameter for it stays redundant).
+                for c in self.state().masks[bi].clone() {
+                    self.write_cell(c, zero);
+                }
+                self.b.ins().jump(start, &[]);
+            }
+            _ => {
+                self.b.ins().jump(join, &[]);
+            }
+        }
         Ok(())
     }
 

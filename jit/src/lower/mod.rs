@@ -12,6 +12,7 @@
 
 #![allow(clippy::needless_range_loop)] // lane/component indices read clearer as indices
 
+mod affine_cmp;
 pub(crate) mod async_copy;
 mod atomic;
 mod barrier;
@@ -39,6 +40,7 @@ mod mul64;
 mod per_lane;
 mod pipe;
 mod printf;
+mod redundant_params;
 mod schedule;
 mod state;
 mod storage;
@@ -221,6 +223,12 @@ pub(crate) struct Tr<'a, 'b> {
     pending: schedule::Pending,
     /// A huge kernel (`crate::tiers`): control state in memory whatever its size.
     pub huge: bool,
+    /// Comparison masks of an affine and a uniform value, by their first chunk.
+    affine_cmps: HashMap<Value, affine_cmp::AffineCmp>,
+    /// The single-block loop whose full-mask copy is being lowered, that copy's
+    /// first block (an iteration in which every lane continues jumps back there) and
+    /// the empty mask its pending mask was cleared with.
+    pub self_loop: Option<(usize, ir::Block, Value)>,
 }
 
 /// The layout variants a kernel function contains. A work-group runs the
@@ -378,6 +386,8 @@ pub(crate) fn lower_kernel(
             variants,
             huge,
             pending: Default::default(),
+            affine_cmps: HashMap::new(),
+            self_loop: None,
         };
         tr.layout_private()?;
         tr.find_broadcast_loads();
@@ -400,6 +410,7 @@ pub(crate) fn lower_kernel(
         }
         (pb, scratch, printf, two_layouts)
     };
+    redundant_params::prune(&mut func);
     Ok(LoweredKernel {
         printf,
         two_layouts,
@@ -716,8 +727,12 @@ impl<'a, 'b> Tr<'a, 'b> {
         let exit = self.b.create_block();
         self.b.ins().jump(head, &[]);
 
+        // The sub-group's index and row are read once, in `head`, which dominates
+        // everything up to `next`: reading the variables after the body instead
+        // would thread them through every loop of the body as block parameters.
         self.b.switch_to_block(head);
         let sg = self.b.use_var(sg_var);
+        let rows = rowv.map(|v| self.b.use_var(v));
         let done = self
             .b
             .ins()
@@ -735,17 +750,14 @@ impl<'a, 'b> Tr<'a, 'b> {
                 self.b.ins().jump(next, &[]);
                 continue;
             }
-            let sg = self.b.use_var(sg_var);
-            let row = contiguous.then(|| rowv.map(|v| self.b.use_var(v)));
-            self.enter_sub_group(sg, row, None)?;
+            self.enter_sub_group(sg, contiguous.then_some(rows), None)?;
             self.emit_body(None, next)?;
         }
 
         self.b.switch_to_block(next);
-        let sg = self.b.use_var(sg_var);
         let sg1 = self.b.ins().iadd_imm_s(sg, 1);
         self.b.def_var(sg_var, sg1);
-        self.row_vars_advance(rowv);
+        self.row_vars_advance(rowv, rows);
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(exit);
@@ -912,16 +924,15 @@ impl<'a, 'b> Tr<'a, 'b> {
         })
     }
 
-    /// Advances the row position by W work-items (valid when every sub-group lies in
-    /// one row: x wraps exactly to 0 or never wraps).
-    pub fn row_vars_advance(&mut self, v: [Variable; 3]) {
+    /// Advances the row position `cur` (the variables' values, read where they
+    /// dominate the caller) by W work-items (valid when every sub-group lies in one
+    /// row: x wraps exactly to 0 or never wraps).
+    pub fn row_vars_advance(&mut self, v: [Variable; 3], cur: [Value; 3]) {
         let g = match &self.genv {
             Some(g) => g.clone(),
             None => return,
         };
-        let x = self.b.use_var(v[0]);
-        let y = self.b.use_var(v[1]);
-        let z = self.b.use_var(v[2]);
+        let [x, y, z] = cur;
         let x1 = self.b.ins().iadd_imm_s(x, i64::from(self.w));
         let wrap = self
             .b
@@ -964,6 +975,11 @@ impl<'a, 'b> Tr<'a, 'b> {
         let lim = self.b.ins().splat(types::I32X4, size32);
         let mut mask = Vec::new();
         for c in 0..(self.w / 4) as usize {
+            if self.all_sub_groups_full {
+                // A constant: tests of it fold away.
+                mask.push(self.vconst_bytes(types::I32X4, vec![0xff; 16]));
+                continue;
+            }
             let io = self.iota_chunk(Elem::I32, c, 1);
             mask.push(self.b.ins().icmp(IntCC::SignedLessThan, io, lim));
         }

@@ -336,6 +336,12 @@ impl Tr<'_, '_> {
 
     /// Lane-wise AND of two masks.
     pub fn mask_and(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
+        if self.is_full_const(a) {
+            return b.to_vec();
+        }
+        if self.is_full_const(b) {
+            return a.to_vec();
+        }
         a.iter()
             .zip(b)
             .map(|(x, y)| self.b.ins().band(*x, *y))
@@ -344,6 +350,9 @@ impl Tr<'_, '_> {
 
     /// `a & !b`.
     pub fn mask_and_not(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
+        if self.is_full_const(a) {
+            return b.iter().map(|x| self.b.ins().bnot(*x)).collect();
+        }
         a.iter()
             .zip(b)
             .map(|(x, y)| self.b.ins().band_not(*x, *y))
@@ -357,8 +366,34 @@ impl Tr<'_, '_> {
             .collect()
     }
 
+    /// Whether every chunk of `m` is the all-ones vector constant (a full mask known
+    /// when the code is emitted).
+    pub fn is_full_const(&self, m: &[Value]) -> bool {
+        let dfg = &self.b.func.dfg;
+        m.iter().all(|v| {
+            let Some(inst) = dfg.value_def(*v).inst() else {
+                return false;
+            };
+            match dfg.insts[inst] {
+                ir::InstructionData::UnaryConst {
+                    opcode: ir::Opcode::Vconst,
+                    constant_handle,
+                } => dfg
+                    .constants
+                    .get(constant_handle)
+                    .as_slice()
+                    .iter()
+                    .all(|b| *b == 0xff),
+                _ => false,
+            }
+        })
+    }
+
     /// i8: some lane of `m` is set.
     pub fn mask_any(&mut self, m: &[Value]) -> Value {
+        if self.is_full_const(m) {
+            return self.b.ins().iconst(types::I8, 1);
+        }
         let mut acc = m[0];
         for x in &m[1..] {
             acc = self.b.ins().bor(acc, *x);
@@ -368,6 +403,9 @@ impl Tr<'_, '_> {
 
     /// i8: every lane of `m` is set.
     pub fn mask_all(&mut self, m: &[Value]) -> Value {
+        if self.is_full_const(m) {
+            return self.b.ins().iconst(types::I8, 1);
+        }
         let mut acc = m[0];
         for x in &m[1..] {
             acc = self.b.ins().band(acc, *x);

@@ -1,0 +1,150 @@
+//! Blocks every work-item runs exactly once: the post-dominators of the entry
+//! block that lie outside all loops.
+//!
+//! In the masked (linearised) body a block's execution mask is the union of the
+//! masks of the edges into it, computed at run time. After a divergent `if` the
+//! lanes meet again, and the join's mask is the sub-group's entry mask once more;
+//! when the lowering knows that, the join's code runs under the entry mask (no
+//! mask to test, to save at a barrier or to restore after it, and the full-mask
+//! copies of its blocks apply to every full sub-group). A block outside loops that
+//! every path from the entry to an exit passes through is such a join: every lane
+//! that entered the kernel reaches it (lanes that loop forever never finish
+//! anyway), and reaches it once.
+
+use super::cfg::Cfg;
+
+/// Per block: whether it post-dominates the entry and lies outside all loops.
+pub fn entry_mask_blocks(cfg: &Cfg) -> Vec<bool> {
+    let n = cfg.succs.len();
+    let mut out = vec![false; n];
+    if n == 0 {
+        return out;
+    }
+    // Post-dominators: dominators of the reversed graph, rooted at a virtual exit
+    // `x` that every block without successors (return, unreachable) leads to.
+    let x = n;
+    let exits: Vec<usize> = (0..n)
+        .filter(|&b| cfg.reachable(b) && cfg.succs[b].is_empty())
+        .collect();
+    // Reverse post-order of the reversed graph from `x`.
+    let rsuccs = |b: usize| -> &[usize] {
+        if b == x {
+            &exits
+        } else {
+            &cfg.preds[b]
+        }
+    };
+    let mut seen = vec![false; n + 1];
+    let mut post = Vec::with_capacity(n + 1);
+    let mut stack = vec![(x, 0usize)];
+    seen[x] = true;
+    while let Some((b, i)) = stack.pop() {
+        let ss = rsuccs(b);
+        if let Some(&s) = ss.get(i) {
+            stack.push((b, i + 1));
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+        }
+    }
+    post.reverse();
+    if !seen[0] {
+        // The entry reaches no exit.
+        return out;
+    }
+    let mut pos = vec![usize::MAX; n + 1];
+    for (i, b) in post.iter().enumerate() {
+        pos[*b] = i;
+    }
+    // Cooper, Harvey, Kennedy on the reversed graph: a block's predecessors there are
+    // its successors here (and `x` for exits).
+    let mut ipdom = vec![usize::MAX; n + 1];
+    ipdom[x] = x;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in post.iter().skip(1) {
+            let mut new = usize::MAX;
+            let from_x = cfg.succs[b].is_empty();
+            for p in cfg.succs[b].iter().copied().chain(from_x.then_some(x)) {
+                if ipdom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    p
+                } else {
+                    let (mut a, mut c) = (p, new);
+                    while a != c {
+                        while pos[a] > pos[c] {
+                            a = ipdom[a];
+                        }
+                        while pos[c] > pos[a] {
+                            c = ipdom[c];
+                        }
+                    }
+                    a
+                };
+            }
+            if new != usize::MAX && ipdom[b] != new {
+                ipdom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    let mut b = 0;
+    while b != x && b != usize::MAX {
+        if cfg.loop_of[b].is_none() {
+            out[b] = true;
+        }
+        b = ipdom[b];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spirv::{Block, Terminator};
+
+    fn block(label: u32, term: Terminator) -> Block {
+        Block {
+            label,
+            insts: Vec::new(),
+            term,
+        }
+    }
+
+    /// entry -> (then | join), then -> join, join -> loop header <-> latch, exit;
+    /// a second exit path returns early from `then`.
+    #[test]
+    fn joins_after_ifs_but_not_loops_or_early_returns() {
+        let br = |t| Terminator::Branch(t);
+        let cond = |t, f| Terminator::BranchCond { cond: 99, t, f };
+        // 0 entry, 1 then, 2 join, 3 header, 4 body, 5 exit
+        let blocks = vec![
+            block(10, cond(11, 12)),
+            block(11, br(12)),
+            block(12, br(13)),
+            block(13, cond(14, 15)),
+            block(14, br(13)),
+            block(15, Terminator::Return),
+        ];
+        let cfg = Cfg::new(&blocks).unwrap();
+        assert_eq!(
+            entry_mask_blocks(&cfg),
+            vec![true, false, true, false, false, true]
+        );
+        // An early return in `then`: the join is no longer reached by every lane.
+        let mut early = blocks.clone();
+        early[1] = block(11, cond(12, 16));
+        early.push(block(16, Terminator::Return));
+        let cfg = Cfg::new(&early).unwrap();
+        assert_eq!(
+            entry_mask_blocks(&cfg),
+            vec![true, false, false, false, false, false, false]
+        );
+    }
+}
