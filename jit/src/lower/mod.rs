@@ -41,6 +41,7 @@ mod printf;
 mod schedule;
 mod state;
 mod storage;
+pub(crate) mod thread;
 pub(crate) mod value;
 mod vmath;
 mod wide;
