@@ -17,6 +17,7 @@
 //!   `vany_true` of the same values whose taken edge dominates the branch).
 
 use cranelift_codegen::dominator_tree::DominatorTree;
+use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::{self, Block, BlockArg, BlockCall, Function, Inst, Opcode, Value};
 
@@ -51,13 +52,65 @@ pub(crate) fn thread_mask_tests(func: &mut Function) -> usize {
     total
 }
 
+/// Instructions of a block that may be a forwarding block or a mask test (a test of
+/// up to 16 mask chunks: 15 `bor`s, the `vany_true`, the `brif`).
+const MAX_TARGET_INSTS: usize = 17;
+
 /// One round: facts from one control-flow graph, rewrites that do not invalidate them.
 fn round(func: &mut Function) -> usize {
+    // The blocks edges may skip: short, of the right shape, their parameters used
+    // only inside them. Most functions have few, and none means nothing else is
+    // computed.
+    let blocks: Vec<Block> = func.layout.blocks().collect();
+    let mut targets: SecondaryMap<Block, Option<std::rc::Rc<Target>>> = SecondaryMap::new();
+    let mut param_of_target: SecondaryMap<Value, bool> = SecondaryMap::new();
+    let mut any = false;
+    for &b in &blocks {
+        if func.layout.block_insts(b).nth(MAX_TARGET_INSTS).is_some() {
+            continue;
+        }
+        if let Some(t) = classify(func, b) {
+            for &q in func.dfg.block_params(b) {
+                param_of_target[q] = true;
+            }
+            targets[b] = Some(std::rc::Rc::new(t));
+            any = true;
+        }
+    }
+    if !any {
+        return 0;
+    }
+    // A parameter read outside its block would lose its definition on a path that
+    // skips the block: count the candidates' parameters' uses, all and inside.
+    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    let mut inside: SecondaryMap<Value, u32> = SecondaryMap::new();
+    for &b in &blocks {
+        let own = targets[b].is_some();
+        for i in func.layout.block_insts(b) {
+            for v in func.dfg.inst_values(i) {
+                if param_of_target[v] {
+                    uses[v] += 1;
+                    if own && func.dfg.block_params(b).contains(&v) {
+                        inside[v] += 1;
+                    }
+                }
+            }
+        }
+    }
+    for &b in &blocks {
+        if targets[b].is_some()
+            && func
+                .dfg
+                .block_params(b)
+                .iter()
+                .any(|&q| uses[q] != inside[q])
+        {
+            targets[b] = None;
+        }
+    }
     let cfg = ControlFlowGraph::with_function(func);
     let dt = DominatorTree::with_function(func, &cfg);
     let mut rewrites: Vec<(Inst, usize, BlockCall, Option<Block>)> = Vec::new();
-    let blocks: Vec<Block> = func.layout.blocks().collect();
-    let uses = use_counts(func, &blocks);
     for &p in &blocks {
         if !dt.is_reachable(p) {
             continue;
@@ -75,27 +128,26 @@ fn round(func: &mut Function) -> usize {
             if t == p {
                 continue;
             }
-            let passed: Vec<BlockArg> = call.args(&func.dfg.value_lists).collect();
-            if !params_used_only_inside(func, &uses, t) {
+            let Some(target) = targets[t].clone() else {
                 continue;
-            }
-            let (new_call, fact) = match classify(func, t) {
-                Some(Target::Forward(g)) => (g, None),
-                Some(Target::MaskTest(leaves, x, y)) => {
+            };
+            let passed: Vec<BlockArg> = call.args(&func.dfg.value_lists).collect();
+            let (new_call, fact) = match &*target {
+                Target::Forward(g) => (*g, None),
+                Target::MaskTest(leaves, x, y) => {
                     let vals: Option<Vec<Value>> =
                         leaves.iter().map(|&i| passed[i].as_value()).collect();
                     let Some(vals) = vals else { continue };
                     if vals.iter().all(|&v| is_zero_vector(func, v)) {
-                        (y, None)
+                        (*y, None)
                     } else {
                         match tested(func, &cfg, &dt, p, &vals) {
-                            Some((true, at)) => (x, Some(at)),
-                            Some((false, at)) => (y, Some(at)),
+                            Some((true, at)) => (*x, Some(at)),
+                            Some((false, at)) => (*y, Some(at)),
                             None => continue,
                         }
                     }
                 }
-                None => continue,
             };
             let g = new_call.block(&func.dfg.value_lists);
             if g == t {
@@ -120,13 +172,13 @@ fn round(func: &mut Function) -> usize {
     }
     // A fact "block B is entered only from D's test" breaks when this round gives B
     // another predecessor: such rewrites wait for the next round.
-    let new_targets: std::collections::HashSet<Block> = rewrites
-        .iter()
-        .map(|(_, _, c, _)| c.block(&func.dfg.value_lists))
-        .collect();
+    let mut new_target: SecondaryMap<Block, bool> = SecondaryMap::new();
+    for (_, _, c, _) in &rewrites {
+        new_target[c.block(&func.dfg.value_lists)] = true;
+    }
     let mut done = 0;
     for (term, k, nc, fact) in rewrites {
-        if fact.is_some_and(|b| new_targets.contains(&b)) {
+        if fact.is_some_and(|b| new_target[b]) {
             continue;
         }
         match &mut func.dfg.insts[term] {
@@ -137,41 +189,6 @@ fn round(func: &mut Function) -> usize {
         done += 1;
     }
     done
-}
-
-/// How often each value is used, by instructions and branch arguments.
-fn use_counts(func: &Function, blocks: &[Block]) -> std::collections::HashMap<Value, u32> {
-    let mut uses = std::collections::HashMap::new();
-    for &b in blocks {
-        for i in func.layout.block_insts(b) {
-            for v in func.dfg.inst_values(i) {
-                *uses.entry(v).or_insert(0) += 1;
-            }
-        }
-    }
-    uses
-}
-
-/// Whether block `t`'s parameters are used only in `t` itself: an edge may then skip
-/// `t` (a parameter read further on would lose its definition on that path).
-fn params_used_only_inside(
-    func: &Function,
-    uses: &std::collections::HashMap<Value, u32>,
-    t: Block,
-) -> bool {
-    let params = func.dfg.block_params(t);
-    if params.is_empty() {
-        return true;
-    }
-    let mut inside: std::collections::HashMap<Value, u32> = std::collections::HashMap::new();
-    for i in func.layout.block_insts(t) {
-        for v in func.dfg.inst_values(i) {
-            *inside.entry(v).or_insert(0) += 1;
-        }
-    }
-    params
-        .iter()
-        .all(|q| uses.get(q).copied().unwrap_or(0) == inside.get(q).copied().unwrap_or(0))
 }
 
 /// The shape of block `t`, if it is one threading sees through.
