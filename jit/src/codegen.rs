@@ -220,6 +220,11 @@ impl Jit {
                 // of constant block parameters (it runs afterwards, in `compile`).
                 let mut ctrl = cranelift_codegen::control::ControlPlane::default();
                 let ctx = &mut self.ctx;
+                crate::lower::thread::thread_mask_tests(&mut ctx.func);
+                #[cfg(debug_assertions)]
+                if let Err(e) = cranelift_codegen::verify_function(&ctx.func, &**opt) {
+                    panic!("jump threading broke kernel {name}: {e}");
+                }
                 ctx.compute_cfg();
                 ctx.compute_domtree();
                 let isa: &dyn cranelift_codegen::isa::TargetIsa = &**opt;

@@ -812,6 +812,23 @@ impl Tr<'_, '_> {
         }
     }
 
+    /// Whether `v` is the floating-point constant 2.0 (a scalar or a splat of one).
+    fn is_float_two(&self, v: Value) -> bool {
+        let dfg = &self.b.func.dfg;
+        let ir::ValueDef::Result(inst, _) = dfg.value_def(v) else {
+            return false;
+        };
+        match dfg.insts[inst] {
+            ir::InstructionData::UnaryIeee32 { imm, .. } => imm.as_f32() == 2.0,
+            ir::InstructionData::UnaryIeee64 { imm, .. } => imm.as_f64() == 2.0,
+            ir::InstructionData::Unary {
+                opcode: ir::Opcode::Splat,
+                arg,
+            } => self.is_float_two(arg),
+            _ => false,
+        }
+    }
+
     fn float_binary(&mut self, op: BinOp, e: Elem, a: &Lv, b: &Lv) -> Result<Lv, CompileError> {
         use BinOp as B;
         if e == Elem::F16 {
@@ -829,7 +846,17 @@ impl Tr<'_, '_> {
         Ok(match op {
             B::FAdd => arith(self, |t, x, y| t.b.ins().fadd(x, y)),
             B::FSub => arith(self, |t, x, y| t.b.ins().fsub(x, y)),
-            B::FMul => arith(self, |t, x, y| t.b.ins().fmul(x, y)),
+            // x * 2 is x + x exactly (both round 2x once), without a constant register
+            // and at an adder's latency: the escape-time loops' `2 * zr * zi`.
+            B::FMul => arith(self, |t, x, y| {
+                if t.is_float_two(y) {
+                    t.b.ins().fadd(x, x)
+                } else if t.is_float_two(x) {
+                    t.b.ins().fadd(y, y)
+                } else {
+                    t.b.ins().fmul(x, y)
+                }
+            }),
             B::FDiv => arith(self, |t, x, y| t.b.ins().fdiv(x, y)),
             B::FRem | B::FMod => {
                 let fmod = self.libm_fmod(e)?;

@@ -44,6 +44,7 @@ mod redundant_params;
 mod schedule;
 mod state;
 mod storage;
+pub(crate) mod thread;
 pub(crate) mod value;
 mod vmath;
 mod wide;
