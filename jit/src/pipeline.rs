@@ -149,13 +149,13 @@ fn sub_group_width(
         .modes
         .sub_group_size
         .or(options.default_sub_group_width)
-        .unwrap_or(
-            if is_tile_row_kernel(ep, uni) || is_plain_streaming_kernel(m, ep, flat, uni) {
-                TILE_ROW_WIDTH
-            } else {
-                DEFAULT_SUB_GROUP_WIDTH
-            },
-        );
+        .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat) {
+            w
+        } else if is_tile_row_kernel(ep, uni) || is_plain_streaming_kernel(m, ep, flat, uni) {
+            TILE_ROW_WIDTH
+        } else {
+            DEFAULT_SUB_GROUP_WIDTH
+        });
     if !SUPPORTED_SUB_GROUP_WIDTHS.contains(&w) {
         return Err(CompileError::unsupported(format!(
             "kernel {}: sub-group size {w} is not supported (supported: {:?})",
@@ -163,6 +163,28 @@ fn sub_group_width(
         )));
     }
     Ok(w)
+}
+
+/// The width that makes each work-group of a kernel with barriers exactly one
+/// sub-group: its required work-group size, when that is 4 or 16 items (8 is the
+/// default width already). Its barriers then cost nothing (`lower::one_sub_group`):
+/// no region split, no state saved. pyopencl's scan (`reqd_work_group_size(16, 1,
+/// 1)`, a barrier per step of its local-memory tree) is the model.
+fn one_sub_group_width(
+    ep: &spirv::EntryPoint,
+    flat: &analysis::flatten::FlatFunction,
+) -> Option<u32> {
+    let [x, y, z] = ep.modes.local_size?;
+    let items = u64::from(x) * u64::from(y) * u64::from(z);
+    let has_barrier = flat
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|i| matches!(i.op, spirv::Op::ControlBarrier { .. }));
+    [4u32, 16]
+        .into_iter()
+        .find(|w| u64::from(*w) == items)
+        .filter(|_| has_barrier)
 }
 
 /// Sub-group width of tile kernels: one sub-group per 16-item row of the tile.

@@ -90,10 +90,20 @@ fn const_scope(m: &Module, id: Id) -> Option<u64> {
 }
 
 impl Regions {
-    /// Finds the barriers of `f`.
-    pub fn find(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Result<Regions, CompileError> {
+    /// Finds the barriers of `f`. `one_sub_group`: every work-group is one sub-group
+    /// (its required size is at most the width), so its lanes run in lock-step and a
+    /// barrier orders nothing that program order does not: it needs no point, unless
+    /// the kernel has loops that wait for another work-item (whose yields rely on the
+    /// region machinery).
+    pub fn find(
+        m: &Module,
+        f: &FlatFunction,
+        cfg: &Cfg,
+        one_sub_group: bool,
+    ) -> Result<Regions, CompileError> {
         let mut r = Regions::default();
         let latches = crate::analysis::spin::waiting_latches(m, f, cfg);
+        let barriers_free = one_sub_group && latches.is_empty();
         r.yields = latches
             .iter()
             .map(|&b| (b, f.blocks[b].insts.len()))
@@ -106,7 +116,7 @@ impl Regions {
                         let s = const_scope(m, *exec_scope).ok_or_else(|| {
                             CompileError::unsupported("barrier with a non-constant scope")
                         })?;
-                        if s <= SCOPE_WORKGROUP {
+                        if s <= SCOPE_WORKGROUP && !barriers_free {
                             r.points.push((bi, k));
                         }
                     }
@@ -632,7 +642,8 @@ impl Tr<'_, '_> {
             self.b.ins().fence();
         }
         let s = self.scope_value(exec_scope)?;
-        if s <= SCOPE_WORKGROUP {
+        // Not a point: the work-group is one sub-group (`Regions::find`).
+        if s <= SCOPE_WORKGROUP && self.regions.points.contains(&(bi, k)) {
             self.barrier_split(bi, k)?;
         }
         Ok(())

@@ -291,7 +291,7 @@ pub(crate) fn lower_kernel(
     sig.params.push(AbiParam::new(types::I64));
     sig.params.push(AbiParam::new(types::I64));
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::user(0, 0), sig);
-    let regions = barrier::Regions::find(m, f, cfg)?;
+    let regions = barrier::Regions::find(m, f, cfg, one_sub_group(reqd_local, w))?;
     let mut value_types: HashMap<Id, Id> = f.params.iter().map(|(id, ty)| (*id, *ty)).collect();
     for blk in &f.blocks {
         for i in &blk.insts {
@@ -421,6 +421,12 @@ pub(crate) fn lower_kernel(
         scratch_per_sg,
         has_barriers,
     })
+}
+
+/// Whether every work-group of a kernel with required size `reqd_local` is one
+/// sub-group of width `w` (the last, ragged one included: it is smaller).
+pub(crate) fn one_sub_group(reqd_local: Option<[u32; 3]>, w: u32) -> bool {
+    reqd_local.is_some_and(|[x, y, z]| u64::from(x) * u64::from(y) * u64::from(z) <= u64::from(w))
 }
 
 /// Which sub-group layouts a work-group of a kernel with required size `reqd_local`
