@@ -588,6 +588,8 @@ impl Tr<'_, '_> {
                     per_leaf[k].push(v);
                 }
             }
+        } else if self.sparse_ok(elems) {
+            return self.sparse_load(p, elems, offs);
         } else if let Some(safe) = self.sink_addrs(&addrs, elems, offs) {
             // Branch-free: inactive lanes read the sink and get zeros.
             let m = self.mask.clone();
@@ -655,6 +657,11 @@ impl Tr<'_, '_> {
                     }
                 }
                 return Ok(());
+            }
+            if !private && self.last_lane_store_ok(elems) {
+                // Every active lane writes the same place: what stays is the last
+                // active lane's value (lanes store in order).
+                return self.store_last_lane(*a, leaves, elems, offs);
             }
         }
         if let Lv::A(base, stride) = p {
@@ -933,6 +940,9 @@ impl Tr<'_, '_> {
         elems: &[Elem],
         offs: &[u64],
     ) -> Result<(), CompileError> {
+        if self.sparse_ok(elems) {
+            return self.sparse_store(p, leaves, elems, offs);
+        }
         let fl = self.mem_flags();
         let addrs = self.lanes_of(Elem::I64, p);
         let vals: Vec<Vec<Value>> = leaves
