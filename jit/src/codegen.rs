@@ -234,6 +234,8 @@ impl Jit {
                         ctx.egraph_pass(isa, &mut ctrl)
                     })
                     .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
+                // Undo the e-graph's hoisting of constants (see `lower::remat`).
+                crate::lower::remat_constants(&mut ctx.func);
             }
         }
         if insts <= BACKTRACKING_MAX_INSTS && effort == Effort::BySize {

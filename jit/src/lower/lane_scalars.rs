@@ -97,15 +97,42 @@ impl Tr<'_, '_> {
                 let high = matches!(opcode, Opcode::UwidenHigh | Opcode::SwidenHigh);
                 let from = u8::try_from(vty.lane_count()).ok()?;
                 let src_lane = if high { lane.checked_add(from)? } else { lane };
-                let (x, ops) = self.lane_source(arg, src_lane, depth - 1, emit)?;
+                // A widening of a widening of the same kind (`uchar` to `ulong` is
+                // three) is one extension of the narrowest lane: it costs no depth
+                // and no instruction of its own.
+                let inner_same = dfg
+                    .value_def(dfg.resolve_aliases(arg))
+                    .inst()
+                    .is_some_and(|i| {
+                        matches!(
+                            (dfg.insts[i].opcode(), signed),
+                            (Opcode::UwidenLow | Opcode::UwidenHigh, false)
+                                | (Opcode::SwidenLow | Opcode::SwidenHigh, true)
+                        )
+                    });
+                let d = if inner_same { depth } else { depth - 1 };
+                let (x, ops) = self.lane_source(arg, src_lane, d, emit)?;
                 let x = x.map(|x| {
+                    // Extend the narrowest scalar directly.
+                    let dfg = &self.b.func.dfg;
+                    let narrow = match dfg.value_def(x).inst().map(|i| dfg.insts[i]) {
+                        Some(ir::InstructionData::Unary {
+                            opcode: Opcode::Uextend,
+                            arg,
+                        }) if !signed => arg,
+                        Some(ir::InstructionData::Unary {
+                            opcode: Opcode::Sextend,
+                            arg,
+                        }) if signed => arg,
+                        _ => x,
+                    };
                     if signed {
-                        self.b.ins().sextend(lty, x)
+                        self.b.ins().sextend(lty, narrow)
                     } else {
-                        self.b.ins().uextend(lty, x)
+                        self.b.ins().uextend(lty, narrow)
                     }
                 });
-                Some((x, ops + 1))
+                Some((x, if inner_same { ops } else { ops + 1 }))
             }
             ir::InstructionData::Binary { opcode, args } => {
                 let shift = matches!(opcode, Opcode::Ishl | Opcode::Ushr | Opcode::Sshr);

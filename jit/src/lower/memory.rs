@@ -591,6 +591,11 @@ impl Tr<'_, '_> {
                 }
                 return Ok(());
             }
+            if !private && self.last_lane_store_ok(elems) {
+                // Every active lane writes the same place: what stays is the last
+                // active lane's value (lanes store in order).
+                return self.store_last_lane(*a, leaves, elems, offs);
+            }
         }
         if let Lv::A(base, stride) = p {
             if elems.len() == 1

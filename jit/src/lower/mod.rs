@@ -41,7 +41,10 @@ mod per_lane;
 mod pipe;
 mod printf;
 mod redundant_params;
+mod remat;
+pub(crate) use remat::remat_constants;
 mod schedule;
+mod sparse;
 mod state;
 mod storage;
 pub(crate) mod thread;
@@ -180,6 +183,8 @@ pub(crate) struct Tr<'a, 'b> {
     private_slot: Option<ir::StackSlot>,
     /// Stack slot that inactive lanes of branch-free per-lane accesses touch.
     sink_slot: Option<ir::StackSlot>,
+    /// Scratch slot of the active-lane loops (`sparse`).
+    sparse_slot: Option<ir::StackSlot>,
     /// Where the masked body keeps its control state.
     state_area: state::StateArea,
     /// "Lane l of this mask chunk is active" values of the current Cranelift block.
@@ -352,6 +357,7 @@ pub(crate) fn lower_kernel(
             body_state: None,
             private_slot: None,
             sink_slot: None,
+            sparse_slot: None,
             state_area: state::StateArea::default(),
             lane_cache: (None, HashMap::new()),
             bctx: None,

@@ -149,6 +149,9 @@ impl Tr<'_, '_> {
         offs: &[u64],
         private: bool,
     ) -> Result<Vec<Lv>, CompileError> {
+        if !private && self.sparse_ok(elems) {
+            return self.sparse_load(p, elems, offs);
+        }
         let fl = self.mem_flags();
         let mut per_leaf: Vec<Vec<Value>> = vec![Vec::new(); elems.len()];
         if let Some(lanes) = self.lane_addrs(p, private, reach(elems, offs))? {
@@ -209,6 +212,9 @@ impl Tr<'_, '_> {
         elems: &[Elem],
         offs: &[u64],
     ) -> Result<(), CompileError> {
+        if self.sparse_ok(elems) {
+            return self.sparse_store(p, leaves, elems, offs);
+        }
         let fl = self.mem_flags();
         let vals: Vec<Vec<Value>> = leaves
             .iter()
