@@ -80,3 +80,43 @@ fn big_kernel_with_barriers_runs_both_layouts() {
         }
     }
 }
+
+/// 2100 barriers (a `__local` slot each would need more than the device's 64 KB)
+/// around two work-group reductions: only the collectives take slots, so the kernel
+/// launches, and the reductions and the exchange agree with the host.
+#[test]
+fn thousands_of_barriers_leave_local_memory_to_the_program() {
+    const BARRIERS: usize = 2100;
+    let mut body = String::new();
+    body += "    int first = work_group_reduce_add(v);\n";
+    for s in 0..BARRIERS {
+        body += &format!("    v += {s} & 7;\n    barrier(CLK_LOCAL_MEM_FENCE);\n");
+    }
+    body += "    t[l] = v;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    \
+             int other = t[(l + 1) % n];\n    int last = work_group_reduce_max(v);\n";
+    let src = format!(
+        "kernel void many(global int* out, local int* t) {{\n    \
+         uint l = get_local_id(0), n = get_local_size(0);\n    \
+         int v = (int)get_global_id(0) * 5 - 40;\n{body}    \
+         out[get_global_id(0)] = first + other * 3 + last;\n}}\n"
+    );
+    let ctx = DeviceContext::new();
+    let program = ctx.build(&src, "-cl-std=CL2.0");
+    let k = program.kernel("many");
+    let (global, local) = (96usize, 32usize);
+    let out = ctx.buffer_zeroed::<i32>(global);
+    k.arg_buffer(0, &out).arg_local(1, local * 4);
+    ctx.run(&k, &[global], Some(&[local]));
+    let added: i32 = (0..BARRIERS).map(|s| (s & 7) as i32).sum();
+    let start = |g: usize| g as i32 * 5 - 40;
+    let want: Vec<i32> = (0..global)
+        .map(|g| {
+            let base = g - g % local;
+            let first: i32 = (base..base + local).map(start).sum();
+            let other = start(base + (g - base + 1) % local) + added;
+            let last = start(base + local - 1) + added;
+            first + other * 3 + last
+        })
+        .collect();
+    assert_eq!(ctx.read::<i32>(&out, global), want);
+}

@@ -77,6 +77,10 @@ pub(crate) struct Regions {
     /// Yield points (also in `points`): the end of the latches of loops that may wait
     /// for another sub-group ([`crate::analysis::spin`]), before the terminator.
     pub yields: Vec<(usize, usize)>,
+    /// The points that are collectives (group operations and work-group pipe
+    /// reservations), once each: only they have a slot in `__local` memory, so a
+    /// kernel with 10 000 plain barriers needs none.
+    pub collectives: Vec<(usize, usize)>,
 }
 
 fn const_scope(m: &Module, id: Id) -> Option<u64> {
@@ -125,6 +129,7 @@ impl Regions {
                         if op.is_group() && const_scope(m, args[0]) == Some(SCOPE_WORKGROUP) =>
                     {
                         r.points.push((bi, k));
+                        r.collectives.push((bi, k));
                         if !r.yields.is_empty() && op.has_result() {
                             r.points.push((bi, k));
                         }
@@ -133,6 +138,7 @@ impl Regions {
                         if *scope != 0 && const_scope(m, *scope) == Some(SCOPE_WORKGROUP) =>
                     {
                         r.points.push((bi, k));
+                        r.collectives.push((bi, k));
                         if !r.yields.is_empty() {
                             // A second point: all arrive, then combine in order.
                             r.points.push((bi, k));
@@ -156,7 +162,10 @@ impl Regions {
 
     /// Slot index in the collective area of a collective at (bi, k).
     pub fn collective_slot(&self, bi: usize, k: usize) -> usize {
-        self.points.iter().position(|p| *p == (bi, k)).unwrap_or(0)
+        self.collectives
+            .iter()
+            .position(|p| *p == (bi, k))
+            .unwrap_or(0)
     }
 }
 

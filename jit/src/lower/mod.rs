@@ -306,7 +306,7 @@ pub(crate) fn lower_kernel(
         }
     }
     let has_barriers = regions.has_barriers();
-    let collective_slots = regions.points.len();
+    let collective_slots = regions.collectives.len();
     let value_types_for_shapes = value_types.clone();
     let facts = |layout| crate::analysis::exact::analyze(m, f, uni, &value_types, layout, w);
     let exact_contiguous = facts(crate::analysis::exact::Layout::Contiguous(reqd_local));
