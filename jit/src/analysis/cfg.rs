@@ -134,38 +134,8 @@ impl Cfg {
         for (i, b) in rpo.iter().enumerate() {
             pos[*b] = i;
         }
-        let mut idom = vec![usize::MAX; n];
-        idom[0] = 0;
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in rpo.iter().skip(1) {
-                let mut new = usize::MAX;
-                for &p in &self.preds[b] {
-                    if idom[p] == usize::MAX {
-                        continue;
-                    }
-                    new = if new == usize::MAX {
-                        p
-                    } else {
-                        let (mut x, mut y) = (p, new);
-                        while x != y {
-                            while pos[x] > pos[y] {
-                                x = idom[x];
-                            }
-                            while pos[y] > pos[x] {
-                                y = idom[y];
-                            }
-                        }
-                        x
-                    };
-                }
-                if new != usize::MAX && idom[b] != new {
-                    idom[b] = new;
-                    changed = true;
-                }
-            }
-        }
+        let preds = &self.preds;
+        let idom = immediate_dominators(&rpo, &pos, n, |b| preds[b].clone());
         self.idom = idom;
     }
 
@@ -536,6 +506,55 @@ impl Cfg {
         }
         out
     }
+}
+
+/// Cooper, Harvey, Kennedy ("A Simple, Fast Dominance Algorithm"): the immediate
+/// dominator of every node of a graph of `n` nodes, given its reverse post-order
+/// `order` (the root first), each node's position in it (`pos`) and its
+/// predecessors. Unreached nodes get `usize::MAX`. Also serves post-dominators
+/// (`analysis::reconverge`), on the reversed graph.
+pub(crate) fn immediate_dominators(
+    order: &[usize],
+    pos: &[usize],
+    n: usize,
+    preds: impl Fn(usize) -> Vec<usize>,
+) -> Vec<usize> {
+    let mut idom = vec![usize::MAX; n];
+    let Some(&root) = order.first() else {
+        return idom;
+    };
+    idom[root] = root;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().skip(1) {
+            let mut new = usize::MAX;
+            for p in preds(b) {
+                if idom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    p
+                } else {
+                    let (mut x, mut y) = (p, new);
+                    while x != y {
+                        while pos[x] > pos[y] {
+                            x = idom[x];
+                        }
+                        while pos[y] > pos[x] {
+                            y = idom[y];
+                        }
+                    }
+                    x
+                };
+            }
+            if new != usize::MAX && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom
 }
 
 #[cfg(test)]

@@ -61,39 +61,13 @@ pub fn entry_mask_blocks(cfg: &Cfg) -> Vec<bool> {
     }
     // Cooper, Harvey, Kennedy on the reversed graph: a block's predecessors there are
     // its successors here (and `x` for exits).
-    let mut ipdom = vec![usize::MAX; n + 1];
-    ipdom[x] = x;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in post.iter().skip(1) {
-            let mut new = usize::MAX;
-            let from_x = cfg.succs[b].is_empty();
-            for p in cfg.succs[b].iter().copied().chain(from_x.then_some(x)) {
-                if ipdom[p] == usize::MAX {
-                    continue;
-                }
-                new = if new == usize::MAX {
-                    p
-                } else {
-                    let (mut a, mut c) = (p, new);
-                    while a != c {
-                        while pos[a] > pos[c] {
-                            a = ipdom[a];
-                        }
-                        while pos[c] > pos[a] {
-                            c = ipdom[c];
-                        }
-                    }
-                    a
-                };
-            }
-            if new != usize::MAX && ipdom[b] != new {
-                ipdom[b] = new;
-                changed = true;
-            }
+    let ipdom = crate::analysis::cfg::immediate_dominators(&post, &pos, n + 1, |b| {
+        let mut p = cfg.succs[b].clone();
+        if p.is_empty() {
+            p.push(x);
         }
-    }
+        p
+    });
     let mut b = 0;
     while b != x && b != usize::MAX {
         if cfg.loop_of[b].is_none() {
