@@ -93,6 +93,27 @@ fn host_bound_left(input: &[u32], items: usize, base: u32, n: u32, step: u32) ->
     out
 }
 
+/// Runs `kernel` over 256 work-items in groups of 64 with the scalar arguments
+/// `(a, b, step)` and compares its (count, sum) pairs with the host's.
+fn check<T: Pod + PartialEq + std::fmt::Debug>(
+    ctx: &DeviceContext,
+    k: &Kernel,
+    inb: &Buffer,
+    (a, b, step): (T, T, T),
+    expected: Vec<T>,
+    label: &str,
+) {
+    let items = expected.len() / 2;
+    let out = ctx.buffer_zeroed::<T>(2 * items);
+    k.arg_buffer(0, inb)
+        .arg_buffer(1, &out)
+        .arg(2, a)
+        .arg(3, b)
+        .arg(4, step);
+    ctx.run(k, &[items], Some(&[64]));
+    assert_eq!(ctx.read::<T>(&out, 2 * items), expected, "{label}");
+}
+
 #[test]
 fn affine_loop_conditions_agree_with_the_host_whether_lanes_wrap_or_not() {
     let ctx = DeviceContext::new();
@@ -111,18 +132,9 @@ fn affine_loop_conditions_agree_with_the_host_whether_lanes_wrap_or_not() {
         (0xffff_ff80, 300, 97),
         (10, 10, 1),
     ] {
-        let out = ctx.buffer_zeroed::<u32>(2 * items);
-        k.arg_buffer(0, &inb)
-            .arg_buffer(1, &out)
-            .arg(2, base)
-            .arg(3, n)
-            .arg(4, step);
-        ctx.run(&k, &[items], Some(&[64]));
-        assert_eq!(
-            ctx.read::<u32>(&out, 2 * items),
-            host_up(&input, items, base, n, step),
-            "up_u base {base:#x} n {n} step {step}"
-        );
+        let expected = host_up(&input, items, base, n, step);
+        let label = format!("up_u base {base:#x} n {n} step {step}");
+        check(&ctx, &k, &inb, (base, n, step), expected, &label);
     }
 
     let k = program.kernel("down_s");
@@ -134,18 +146,9 @@ fn affine_loop_conditions_agree_with_the_host_whether_lanes_wrap_or_not() {
         (i32::MIN + 3, -5, 1 << 24),
         (-40, -100, 3),
     ] {
-        let out = ctx.buffer_zeroed::<i32>(2 * items);
-        k.arg_buffer(0, &inb)
-            .arg_buffer(1, &out)
-            .arg(2, base)
-            .arg(3, lo)
-            .arg(4, step);
-        ctx.run(&k, &[items], Some(&[64]));
-        assert_eq!(
-            ctx.read::<i32>(&out, 2 * items),
-            host_down(&input, items, base, lo, step),
-            "down_s base {base} lo {lo} step {step}"
-        );
+        let expected = host_down(&input, items, base, lo, step);
+        let label = format!("down_s base {base} lo {lo} step {step}");
+        check(&ctx, &k, &inb, (base, lo, step), expected, &label);
     }
 
     let k = program.kernel("bound_left");
@@ -154,17 +157,8 @@ fn affine_loop_conditions_agree_with_the_host_whether_lanes_wrap_or_not() {
         (7, 1000, 300),
         (0xffff_fff0, 90, 50),
     ] {
-        let out = ctx.buffer_zeroed::<u32>(2 * items);
-        k.arg_buffer(0, &inb)
-            .arg_buffer(1, &out)
-            .arg(2, base)
-            .arg(3, n)
-            .arg(4, step);
-        ctx.run(&k, &[items], Some(&[64]));
-        assert_eq!(
-            ctx.read::<u32>(&out, 2 * items),
-            host_bound_left(&input, items, base, n, step),
-            "bound_left base {base:#x} n {n} step {step}"
-        );
+        let expected = host_bound_left(&input, items, base, n, step);
+        let label = format!("bound_left base {base:#x} n {n} step {step}");
+        check(&ctx, &k, &inb, (base, n, step), expected, &label);
     }
 }
