@@ -37,13 +37,28 @@ cl_entry! {
 
 cl_entry! {
     fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
-        let k = get::<Kernel>(kernel)?;
-        let arg = k.arg(arg_index)?;
-        if !matches!(arg.kind, ArgKind::GlobalPtr | ArgKind::ConstantPtr) {
-            return Err(CL_INVALID_ARG_VALUE);
-        }
-        k.set_arg(arg_index, std::mem::size_of::<*const c_void>(), ArgValue::Svm(arg_value as usize))
+        set_pointer_arg(kernel, arg_index, arg_value)
     }
+}
+
+/// Sets a `__global`/`__constant` pointer argument to a raw device address (an SVM
+/// or USM pointer): what `clSetKernelArgSVMPointer` and
+/// `clSetKernelArgMemPointerINTEL` share.
+pub(super) fn set_pointer_arg(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
+) -> CLResult<()> {
+    let k = get::<Kernel>(kernel)?;
+    let arg = k.arg(arg_index)?;
+    if !matches!(arg.kind, ArgKind::GlobalPtr | ArgKind::ConstantPtr) {
+        return Err(CL_INVALID_ARG_VALUE);
+    }
+    k.set_arg(
+        arg_index,
+        std::mem::size_of::<*const c_void>(),
+        ArgValue::Svm(arg_value as usize),
+    )
 }
 
 cl_entry! {

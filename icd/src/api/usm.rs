@@ -2,10 +2,8 @@
 //! memory on this device), their queries, kernel arguments and enqueued copies/fills.
 //! These are extension functions, reached through clGetExtensionFunctionAddress*.
 
-use cranecl_jit::ArgKind;
 use cranecl_runtime::context::Context;
 use cranecl_runtime::event::Event;
-use cranecl_runtime::kernel::{ArgValue, Kernel};
 use cranecl_runtime::platform::Device;
 use cranecl_runtime::queue::{Command, HostPtr, Queue};
 use cranecl_runtime::svm::AllocKind;
@@ -163,12 +161,7 @@ cl_entry! {
 
 cl_entry! {
     fn clSetKernelArgMemPointerINTEL(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
-        let k = get::<Kernel>(kernel)?;
-        let arg = k.arg(arg_index)?;
-        if !matches!(arg.kind, ArgKind::GlobalPtr | ArgKind::ConstantPtr) {
-            return Err(CL_INVALID_ARG_VALUE);
-        }
-        k.set_arg(arg_index, std::mem::size_of::<*const c_void>(), ArgValue::Svm(arg_value as usize))
+        super::svm::set_pointer_arg(kernel, arg_index, arg_value)
     }
 }
 
