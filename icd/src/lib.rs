@@ -33,6 +33,9 @@ use cranecl_runtime::platform::Platform;
 pub fn init() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
+        // Before any driver thread exists: children of a forking application
+        // find every process-wide lock free (`cranecl_runtime::fork`).
+        cranecl_runtime::fork::install();
         object::register_dispatch(dispatch::table());
         Platform::get().refresh_dispatch();
     });

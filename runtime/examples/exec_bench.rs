@@ -82,7 +82,6 @@ fn launch(kernel: &Arc<CompiledKernel>, global: usize, local: usize, arg: u64) -
             local_size: [local, 1, 1],
         },
         threads: exec::num_workers(),
-        device_enqueue: None,
     }
 }
 

@@ -65,9 +65,24 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     defaults: Vec::new(),
 });
 
+/// A new on-device queue of `size` bytes (properties validated by the caller),
+/// recorded here; one created with `CL_QUEUE_ON_DEVICE_DEFAULT` becomes its
+/// device's default.
+pub fn new_queue(
+    context: Arc<crate::context::Context>,
+    device: Arc<Device>,
+    properties: opencl_sys::cl_command_queue_properties,
+    properties_array: Vec<opencl_sys::cl_queue_properties>,
+    size: u32,
+) -> Arc<Queue> {
+    let q = Queue::new_sized(context, device, properties, properties_array, size);
+    register_queue(&q, properties & opencl_sys::CL_QUEUE_ON_DEVICE_DEFAULT != 0);
+    q
+}
+
 /// Records a new on-device queue; one created with `CL_QUEUE_ON_DEVICE_DEFAULT`
 /// becomes its device's default.
-pub fn register_queue(queue: &Arc<Queue>, default: bool) {
+fn register_queue(queue: &Arc<Queue>, default: bool) {
     let mut r = REGISTRY.lock();
     r.queues.retain(|w| w.strong_count() > 0);
     r.queues.push(Arc::downgrade(queue));
@@ -119,11 +134,18 @@ pub fn queue_value(queue: &Arc<Queue>) -> u64 {
 }
 
 /// What a launch that may enqueue needs to find its children.
+#[derive(Clone)]
 pub struct Origin {
     /// The parent's program code on its device (children are kernels of it).
     pub program: Arc<CompiledProgram>,
     pub device: Arc<Device>,
     pub context: Arc<crate::context::Context>,
+}
+
+impl crate::queue::LaunchTree for Origin {
+    fn run(&self, launch: &Launch, run_one: &dyn Fn(&Launch, u64)) {
+        run_tree(launch, self, run_one);
+    }
 }
 
 /// One device event.
@@ -157,14 +179,14 @@ struct State {
 
 /// The device-side work of one host launch.
 struct Session {
-    origin: Arc<Origin>,
+    origin: Origin,
     capacity: usize,
     state: Mutex<State>,
 }
 
 /// Runs `launch` (whose kernel uses device-side enqueue) and every child it enqueues,
 /// transitively; `run_one` runs a single launch given the hook address.
-pub fn run_tree(launch: &Launch, origin: &Arc<Origin>, run_one: &dyn Fn(&Launch, u64)) {
+pub fn run_tree(launch: &Launch, origin: &Origin, run_one: &dyn Fn(&Launch, u64)) {
     let size = default_of(&origin.context, &origin.device)
         .map_or(PREFERRED_QUEUE_SIZE, |q| q.queue_size.max(1));
     let session = Session {
@@ -594,11 +616,6 @@ impl Session {
                 local_args,
                 ndrange: nd,
                 threads: self.origin.device.threads(),
-                device_enqueue: if info.device_enqueue {
-                    Some(self.origin.clone())
-                } else {
-                    None
-                },
             }),
             _block: copy,
             wait,

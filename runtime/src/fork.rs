@@ -30,7 +30,8 @@ thread_local! {
     static HELD: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Registers the fork handlers (once per process; a child inherits them).
+/// Registers the fork handlers (once per process; a child inherits them). The ICD
+/// calls it on its first entry, before any driver thread starts.
 pub fn install() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {

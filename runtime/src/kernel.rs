@@ -16,6 +16,7 @@ use crate::memory::Mem;
 use crate::object::{ApiHeader, ApiObject, ObjectKind};
 use crate::platform::{Device, LOCAL_MEM_SIZE, MAX_WORK_GROUP_SIZE, MAX_WORK_ITEM_SIZES};
 use crate::program::{Executable, Program, ProgramSource};
+use crate::queue::{Command, LaunchTree};
 use crate::CLResult;
 
 /// The value of one kernel argument.
@@ -104,6 +105,26 @@ impl ApiObject for Kernel {
 
 /// Bytes every `__local` argument is aligned to in local memory.
 const LOCAL_ARG_ALIGN: usize = 64;
+
+/// A launch snapshot taken by [`Kernel::launch`]: what the queue runs, the buffers it
+/// keeps alive until then, and for a kernel that enqueues kernels from the device,
+/// what runs its children.
+pub struct KernelLaunch {
+    pub launch: exec::Launch,
+    pub buffers: Vec<Arc<Mem>>,
+    pub tree: Option<Arc<dyn LaunchTree>>,
+}
+
+impl KernelLaunch {
+    /// The queue command that runs this launch.
+    pub fn into_command(self) -> Command {
+        Command::NdRange {
+            launch: self.launch,
+            buffers: self.buffers,
+            tree: self.tree,
+        }
+    }
+}
 
 impl Kernel {
     /// `clCreateKernel`: `CL_INVALID_PROGRAM_EXECUTABLE` if the program is built for
@@ -408,11 +429,7 @@ impl Kernel {
     /// `CL_OUT_OF_RESOURCES` if the `__local` memory exceeds the device's.
     /// The launch runs `device`'s code on at most its compute units
     /// (`CL_INVALID_PROGRAM_EXECUTABLE` if the program was not built for it).
-    pub fn launch(
-        &self,
-        device: &Device,
-        ndrange: NdRange,
-    ) -> CLResult<(exec::Launch, Vec<Arc<Mem>>)> {
+    pub fn launch(&self, device: &Device, ndrange: NdRange) -> CLResult<KernelLaunch> {
         let code = self.code_for(device)?;
         let info = &code.compiled.info;
         let values = self.args.lock();
@@ -454,23 +471,24 @@ impl Kernel {
         if local_total as u64 > LOCAL_MEM_SIZE {
             return Err(CL_OUT_OF_RESOURCES);
         }
-        Ok((
-            exec::Launch {
+        let tree = info.device_enqueue.then(|| {
+            Arc::new(crate::device_enqueue::Origin {
+                program: code.program_code.clone(),
+                device: code.device.clone(),
+                context: self.program.context.clone(),
+            }) as Arc<dyn LaunchTree>
+        });
+        Ok(KernelLaunch {
+            launch: exec::Launch {
                 kernel: Arc::clone(&code.compiled),
                 args: block,
                 local_args,
                 ndrange,
                 threads: device.threads(),
-                device_enqueue: info.device_enqueue.then(|| {
-                    Arc::new(crate::device_enqueue::Origin {
-                        program: code.program_code.clone(),
-                        device: code.device.clone(),
-                        context: self.program.context.clone(),
-                    })
-                }),
             },
             buffers,
-        ))
+            tree,
+        })
     }
 }
 
@@ -612,9 +630,12 @@ mod tests {
         k.set_arg(2, 8, ArgValue::Local(16)).expect("arg 2");
         k.set_arg(0, 8, ArgValue::Mem(None)).expect("arg 0");
         let nd = k.ndrange(&sub, 1, None, [64, 1, 1], None).expect("ndrange");
-        let (launch, _) = k.launch(&sub, nd).expect("launch on the sub-device");
+        let launch = k.launch(&sub, nd).expect("launch on the sub-device").launch;
         assert_eq!(launch.threads, 1, "one compute unit, one thread");
-        let (launch, _) = k.launch(&root, nd).expect("launch on the root device");
+        let launch = k
+            .launch(&root, nd)
+            .expect("launch on the root device")
+            .launch;
         assert_eq!(launch.threads, root.compute_units as usize);
         let stranger = crate::platform::Device::sub_device(&root, vec![0], vec![0x1086, 1, 0]);
         assert_eq!(
@@ -660,7 +681,9 @@ mod tests {
             .expect("value");
         k.set_arg(2, 100, ArgValue::Local(100)).expect("local");
         assert_eq!(k.local_mem_size(), 128);
-        let (launch, buffers) = k.launch(root(), nd).expect("launch");
+        let KernelLaunch {
+            launch, buffers, ..
+        } = k.launch(root(), nd).expect("launch");
         assert!(buffers.is_empty());
         assert_eq!(&launch.args[8..12], &[1, 2, 3, 4]);
         assert_eq!(
@@ -781,14 +804,9 @@ mod tests {
         let nd = k
             .ndrange(root(), 1, Some([10, 0, 0]), [n, 1, 1], Some([64, 1, 1]))
             .expect("ndrange");
-        let (launch, buffers) = k.launch(root(), nd).expect("launch");
-        q.enqueue(
-            CL_COMMAND_NDRANGE_KERNEL,
-            Command::NdRange { launch, buffers },
-            &[],
-            false,
-        )
-        .expect("enqueue");
+        let run = k.launch(root(), nd).expect("launch");
+        q.enqueue(CL_COMMAND_NDRANGE_KERNEL, run.into_command(), &[], false)
+            .expect("enqueue");
         let mut out = vec![0u32; n];
         q.enqueue(
             CL_COMMAND_READ_BUFFER,

@@ -66,7 +66,6 @@ impl Platform {
     pub fn get() -> &'static Arc<Platform> {
         static PLATFORM: OnceLock<Arc<Platform>> = OnceLock::new();
         PLATFORM.get_or_init(|| {
-            crate::fork::install();
             Arc::new(Platform {
                 header: ApiHeader::new(ObjectKind::Platform),
                 device: Arc::new(Device::new()),

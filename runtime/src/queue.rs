@@ -180,10 +180,12 @@ pub enum Command {
         pattern: Vec<u8>,
         size: usize,
     },
-    /// A kernel launch; `buffers` keeps every buffer argument alive until it ran.
+    /// A kernel launch; `buffers` keeps every buffer argument alive until it ran;
+    /// `tree` runs a kernel that enqueues kernels from the device.
     NdRange {
         launch: exec::Launch,
         buffers: Vec<Arc<Mem>>,
+        tree: Option<Arc<dyn LaunchTree>>,
     },
     /// Map/unmap/migrate/marker/barrier: nothing to do beyond ordering (storage is
     /// host memory, maps point straight into it).
@@ -245,9 +247,13 @@ impl Command {
             Command::ReadRect { mem, rect, dst } => unsafe { rect.run(mem.ptr(), dst.0) },
             Command::WriteRect { mem, rect, src } => unsafe { rect.run(src.0, mem.ptr()) },
             Command::CopyRect { src, dst, rect } => unsafe { rect.run(src.ptr(), dst.ptr()) },
-            Command::NdRange { launch, buffers } => {
-                if let Some(origin) = &launch.device_enqueue {
-                    crate::device_enqueue::run_tree(&launch, origin, &run_with_hook);
+            Command::NdRange {
+                launch,
+                buffers,
+                tree,
+            } => {
+                if let Some(tree) = tree {
+                    tree.run(&launch, &run_with_hook);
                 } else if launch.kernel.printf().is_empty() {
                     exec::run_ndrange(&launch);
                 } else {
@@ -290,6 +296,15 @@ fn run_with_hook(launch: &exec::Launch, device_enqueue: u64) {
     if let Err(err) = result {
         panic!("cranecl: {err}");
     }
+}
+
+/// Runs a launch whose kernel enqueues kernels from the device, then the kernels it
+/// enqueued (`crate::device_enqueue` implements it; the queue only calls it, so that
+/// the queue does not depend on device-side enqueue).
+pub trait LaunchTree: Send + Sync {
+    /// Runs `launch` and its children, each through `run_one` with the address of the
+    /// device-enqueue hook generated code calls.
+    fn run(&self, launch: &exec::Launch, run_one: &dyn Fn(&exec::Launch, u64));
 }
 
 /// A command waiting for its dependencies.
@@ -519,9 +534,10 @@ impl Queue {
         })
     }
 
-    /// A new on-device queue of `size` bytes (properties validated by the caller); it
-    /// becomes the device's default with `CL_QUEUE_ON_DEVICE_DEFAULT`.
-    pub fn new_on_device(
+    /// A new queue of `size` bytes (`CL_QUEUE_SIZE`, on-device queues; properties
+    /// validated by the caller). `crate::device_enqueue::new_queue` registers
+    /// on-device queues with the device.
+    pub fn new_sized(
         context: Arc<Context>,
         device: Arc<Device>,
         properties: cl_command_queue_properties,
@@ -532,7 +548,6 @@ impl Queue {
         if let Some(q) = Arc::get_mut(&mut q) {
             q.queue_size = size;
         }
-        crate::device_enqueue::register_queue(&q, properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0);
         q
     }
 

@@ -484,8 +484,9 @@ fn enqueue_kernel(
         return Err(CL_INVALID_CONTEXT);
     }
     let ndrange = k.ndrange(&e.queue.device, work_dim, offset, global, local)?;
-    let (launch, buffers) = k.launch(&e.queue.device, ndrange)?;
-    if buffers
+    let run = k.launch(&e.queue.device, ndrange)?;
+    if run
+        .buffers
         .iter()
         .any(|b| !Arc::ptr_eq(&b.context, &e.queue.context))
     {
@@ -495,7 +496,7 @@ fn enqueue_kernel(
     let command = if empty {
         Command::Nothing { keep: None }
     } else {
-        Command::NdRange { launch, buffers }
+        run.into_command()
     };
     e.submit(CL_COMMAND_NDRANGE_KERNEL, command, false)
 }

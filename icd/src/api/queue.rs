@@ -58,7 +58,8 @@ fn create_queue(
                 return Ok(h);
             }
         }
-        let q = Queue::new_on_device(ctx, dev, properties, array, size as u32);
+        let q =
+            cranecl_runtime::device_enqueue::new_queue(ctx, dev, properties, array, size as u32);
         return Ok(new_handle(q));
     }
     Ok(new_handle(Queue::new(ctx, dev, properties, array)))

@@ -791,4 +791,6 @@ fn fallback_header() -> Option<PathBuf> {
 }
 
 #[cfg(test)]
+mod exec_e2e;
+#[cfg(test)]
 mod tests;

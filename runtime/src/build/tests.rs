@@ -544,7 +544,6 @@ fn kernels_compiled_in_parallel_keep_their_order_and_work() {
                 local_size: [4, 1, 1],
             },
             threads: crate::exec::num_workers(),
-            device_enqueue: None,
         };
         crate::exec::try_run_ndrange(&launch).expect("runs");
         assert_eq!(out, want, "kernel {name}");

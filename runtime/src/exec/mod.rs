@@ -26,8 +26,6 @@ mod progress;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_e2e;
 
 use std::sync::Arc;
 
@@ -64,9 +62,6 @@ pub struct Launch {
     /// work-groups at once: the compute units of the device it was enqueued on
     /// (clamped to 1..=[`num_workers`]).
     pub threads: usize,
-    /// For a kernel that uses device-side enqueue: where its children come from
-    /// (the queue runs such launches through [`crate::device_enqueue::run_tree`]).
-    pub device_enqueue: Option<Arc<crate::device_enqueue::Origin>>,
 }
 
 /// Runs every work-group of `launch` on the pool and returns when all are done.

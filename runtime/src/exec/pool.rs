@@ -172,7 +172,6 @@ fn pool() -> &'static Shared {
         }
     }
     POOL.store(std::ptr::from_ref(shared).cast_mut(), Ordering::Release);
-    crate::fork::install();
     shared
 }
 

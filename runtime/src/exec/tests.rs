@@ -212,7 +212,6 @@ fn run_on_threads(
         local_args,
         ndrange: nd,
         threads,
-        device_enqueue: None,
     };
     try_run_ndrange(&launch).expect("launch runs");
     let errors = recorder.errors.lock().unwrap().clone();
@@ -359,7 +358,6 @@ fn zero_global_size_runs_nothing() {
         local_args: Vec::new(),
         ndrange: nd(2, [0; 3], [16, 0, 1], [4, 4, 1]),
         threads: num_workers(),
-        device_enqueue: None,
     };
     assert_eq!(try_run_ndrange(&launch), Ok(()));
 }
@@ -372,7 +370,6 @@ fn inconsistent_launches_are_refused() {
         local_args,
         ndrange,
         threads: num_workers(),
-        device_enqueue: None,
     };
     let ok_nd = nd(1, [0; 3], [16, 1, 1], [4, 1, 1]);
     for (l, needle) in [

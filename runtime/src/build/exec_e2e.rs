@@ -1,39 +1,28 @@
-//! End-to-end tests of the engine with real kernels: OpenCL C through clang
-//! ([`crate::build`]), the jit and [`super::try_run_ndrange`], checked against host
-//! references. They exercise what the fake-kernel tests cannot: that the ABI the jit
-//! generates and the one the scheduler fills agree (group ids, offsets, ragged groups,
-//! `__local` arguments, scratch for barriers). A jit that cannot compile a kernel yet
-//! makes the test report and skip that case rather than fail.
+//! End-to-end tests of the execution engine with real kernels: OpenCL C through
+//! clang ([`crate::build`]), the jit and [`crate::exec::try_run_ndrange`], checked
+//! against host references. They exercise what the fake-kernel tests of `exec` cannot:
+//! that the ABI the jit generates and the one the scheduler fills agree (group ids,
+//! offsets, ragged groups, `__local` arguments, scratch for barriers). They live under
+//! `build`, which sits above `exec`, so that `exec` does not depend on `build`.
 
 use std::sync::Arc;
 
 use cranecl_jit::{ArgKind, CompiledKernel};
 
-use super::*;
 use crate::build::{BuildOptions, Frontend};
+use crate::exec::*;
 
-/// Compiles `source` and returns kernel `name`, or None (with a note) when clang or
-/// the jit cannot handle it yet.
-fn kernel(source: &str, name: &str) -> Option<Arc<CompiledKernel>> {
-    let frontend = match Frontend::from_env() {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("skipping: no clang ({e})");
-            return None;
-        }
-    };
+/// Compiles `source` (clang, then the jit) and returns kernel `name`.
+fn kernel(source: &str, name: &str) -> Arc<CompiledKernel> {
+    let frontend = Frontend::from_env().expect("clang-22 (scripts/install-deps.sh)");
     let options = BuildOptions::parse("").expect("empty options");
     let spirv = frontend
         .compile(source, &options)
         .expect("clang compiles the test kernel")
         .spirv;
-    match cranecl_jit::compile(&spirv, &options.jit) {
-        Ok(program) => Some(Arc::clone(program.kernel(name).expect("kernel in program"))),
-        Err(e) => {
-            eprintln!("skipping {name}: the jit cannot compile it yet: {e}");
-            None
-        }
-    }
+    let program = cranecl_jit::compile(&spirv, &options.jit)
+        .unwrap_or_else(|e| panic!("the jit compiles {name}: {e}"));
+    Arc::clone(program.kernel(name).expect("kernel in program"))
 }
 
 /// An argument for [`launch`].
@@ -80,8 +69,7 @@ fn launch(kernel: &Arc<CompiledKernel>, args: &[Arg], ndrange: NdRange) -> Launc
         args: block,
         local_args,
         ndrange,
-        threads: super::num_workers(),
-        device_enqueue: None,
+        threads: num_workers(),
     }
 }
 
@@ -105,7 +93,7 @@ kernel void ids(global uint* out, uint width) {
   out[y * width + x] = v;
 }
 "#;
-    let Some(k) = kernel(src, "ids") else { return };
+    let k = kernel(src, "ids");
     for (global, local, offset) in [
         ([64, 4], [16, 2], [0, 0]),
         ([61, 5], [16, 2], [3, 7]),
@@ -153,9 +141,7 @@ kernel void reduce(global const float* in, global float* out, local float* tmp) 
   if (l == 0) out[get_group_id(0)] = tmp[0];
 }
 "#;
-    let Some(k) = kernel(src, "reduce") else {
-        return;
-    };
+    let k = kernel(src, "reduce");
     let (n, local) = (1 << 14, 128);
     let input: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
     let mut out = vec![0f32; n / local];
@@ -178,7 +164,7 @@ kernel void reduce(global const float* in, global float* out, local float* tmp) 
 #[test]
 fn concurrent_real_launches() {
     let src = "kernel void add(global float* a, global const float* b, float s) { size_t i = get_global_id(0); a[i] = a[i] * s + b[i]; }\n";
-    let Some(k) = kernel(src, "add") else { return };
+    let k = kernel(src, "add");
     let threads: Vec<_> = (0..3)
         .map(|t| {
             let k = Arc::clone(&k);
