@@ -19,7 +19,7 @@ def test_platform_and_device(device):
     if is_cranecl():
         assert platform.name == "cranecl"
         assert device.type & cl.device_type.CPU
-        assert device.version.startswith("OpenCL 3.0 ")
+        assert device.version.startswith("OpenCL 3.1 ")
         assert "SPIR-V" in device.il_version
 
 

@@ -614,6 +614,20 @@ impl DeviceContext {
             .unwrap_or(false)
     }
 
+    /// `CL_DEVICE_OPENCL_C_ALL_VERSIONS` lists OpenCL C `major.minor`.
+    pub fn supports_opencl_c(&self, major: u32, minor: u32) -> bool {
+        let wanted = consts::make_version(major, minor, 0);
+        device_info_bytes(self.device, consts::CL_DEVICE_OPENCL_C_ALL_VERSIONS)
+            .map(|bytes| {
+                // cl_name_version: a cl_version (patch ignored), then a 64-byte name.
+                bytes.chunks_exact(68).any(|c| {
+                    u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) & !0xfff == wanted
+                        && c[4..].starts_with(b"OpenCL C\0")
+                })
+            })
+            .unwrap_or(false)
+    }
+
     /// The device accepts SPIR-V (`CL_DEVICE_IL_VERSION` mentions SPIR-V).
     pub fn supports_spirv(&self) -> bool {
         device_info_string(self.device, CL_DEVICE_IL_VERSION)

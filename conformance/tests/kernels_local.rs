@@ -2,6 +2,7 @@
 //! variables, barriers in straight code and inside loops (tree reduction, scan),
 //! several local buffers at once, isolation between work-groups.
 
+use cranecl_conformance::sys::CL_PLATFORM_VERSION;
 use cranecl_conformance::*;
 
 #[test]
@@ -310,4 +311,50 @@ kernel void k(global const uint* in, global uint* hist, global int* stats, local
         st[4]
     );
     assert_eq!(st[5], groups as i32 - 1, "exactly one cmpxchg succeeds");
+}
+
+/// OpenCL 3.1: `clSetKernelArg` accepts a size of zero for a `__local` argument (no
+/// memory for it); before 3.1 it is `CL_INVALID_ARG_SIZE`. The kernel runs with the
+/// zero-size argument between two real ones, which must keep their own memory.
+#[test]
+fn zero_size_local_argument_follows_the_platform_version() {
+    let ctx = DeviceContext::new();
+    let src = r#"
+kernel void k(global int* out, local int* a, local int* unused, local int* b) {
+    size_t l = get_local_id(0), n = get_local_size(0);
+    a[l] = (int)get_global_id(0);
+    b[l] = 1000 * (int)get_group_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = a[n - 1 - l] + b[(l + 1) % n] + (unused == 0 ? 0 : 0);
+}
+"#;
+    let version = platform_info_string(ctx.platform, CL_PLATFORM_VERSION).unwrap();
+    let number = version.split_whitespace().nth(1).unwrap_or("");
+    let (major, minor) = number.split_once('.').unwrap();
+    let at_least_3_1 = (major.parse::<u32>().unwrap(), minor.parse::<u32>().unwrap()) >= (3, 1);
+    if testing_cranecl() {
+        assert!(at_least_3_1, "cranecl reports OpenCL 3.1: {version:?}");
+    }
+    let kernel = ctx.kernel(src, "-cl-std=CL3.0", "k");
+    let result = kernel.try_set_arg_bytes(2, None, 0);
+    if !at_least_3_1 {
+        assert_eq!(result.map_err(|e| e.code), Err(-51), "CL_INVALID_ARG_SIZE");
+        return;
+    }
+    result.expect("a zero-size __local argument on an OpenCL 3.1 platform");
+    let (local, groups) = (32usize, 8usize);
+    let out = ctx.buffer_zeroed::<i32>(local * groups);
+    kernel
+        .arg_buffer(0, &out)
+        .arg_local(1, local * 4)
+        .arg_local(3, local * 4);
+    ctx.run(&kernel, &[local * groups], Some(&[local]));
+    let got: Vec<i32> = ctx.read(&out, local * groups);
+    let want: Vec<i32> = (0..local * groups)
+        .map(|g| {
+            let (group, l) = (g / local, g % local);
+            (group * local + local - 1 - l) as i32 + 1000 * group as i32
+        })
+        .collect();
+    assert_eq!(got, want);
 }

@@ -151,14 +151,29 @@ fn feature_macros_match_the_device_features() {
             "{f} missing from this test's list"
         );
     }
-    let got = defined(&ctx, FEATURE_MACROS, "-cl-std=CL3.0");
-    for (name, is_defined) in FEATURE_MACROS.iter().zip(got) {
-        assert_eq!(
-            is_defined,
-            features.iter().any(|f| f == name),
-            "{name}: macro defined = {is_defined}, CL_DEVICE_OPENCL_C_FEATURES = {features:?}"
-        );
+    for options in std_options(&ctx) {
+        let got = defined(&ctx, FEATURE_MACROS, options);
+        for (name, is_defined) in FEATURE_MACROS.iter().zip(got) {
+            assert_eq!(
+                is_defined,
+                features.iter().any(|f| f == name),
+                "{name} with {options}: macro defined = {is_defined}, CL_DEVICE_OPENCL_C_FEATURES = {features:?}"
+            );
+        }
     }
+}
+
+/// `-cl-std=CL3.0`, and `-cl-std=CL3.1` when the device lists OpenCL C 3.1: the
+/// versions whose feature macros follow `CL_DEVICE_OPENCL_C_FEATURES`.
+fn std_options(ctx: &DeviceContext) -> Vec<&'static str> {
+    if testing_cranecl() {
+        assert!(ctx.supports_opencl_c(3, 1), "cranecl claims OpenCL C 3.1");
+    }
+    let mut all = vec!["-cl-std=CL3.0"];
+    if ctx.supports_opencl_c(3, 1) {
+        all.push("-cl-std=CL3.1");
+    }
+    all
 }
 
 #[test]
@@ -166,13 +181,15 @@ fn extension_macros_match_the_device_extensions() {
     let ctx = DeviceContext::new();
     let extensions = device_info_string(ctx.device, CL_DEVICE_EXTENSIONS).unwrap();
     let reported: Vec<&str> = extensions.split_whitespace().collect();
-    let got = defined(&ctx, EXTENSION_MACROS, "-cl-std=CL3.0");
-    for (name, is_defined) in EXTENSION_MACROS.iter().zip(got) {
-        assert_eq!(
-            is_defined,
-            reported.contains(name),
-            "{name}: macro defined = {is_defined}, CL_DEVICE_EXTENSIONS = {extensions}"
-        );
+    for options in std_options(&ctx) {
+        let got = defined(&ctx, EXTENSION_MACROS, options);
+        for (name, is_defined) in EXTENSION_MACROS.iter().zip(got) {
+            assert_eq!(
+                is_defined,
+                reported.contains(name),
+                "{name} with {options}: macro defined = {is_defined}, CL_DEVICE_EXTENSIONS = {extensions}"
+            );
+        }
     }
     // OpenCL C 1.x: clang defines some extension macros (cl_khr_subgroups) only for
     // 2.0 and later, but never one the device does not report.
@@ -210,7 +227,10 @@ fn extension_macros_match_the_device_extensions() {
 fn image_support_macro_follows_the_device() {
     let ctx = DeviceContext::new();
     let images: cl_bool = device_info(ctx.device, CL_DEVICE_IMAGE_SUPPORT).unwrap();
-    for options in ["", "-cl-std=CL1.2", "-cl-std=CL3.0"] {
+    for options in ["", "-cl-std=CL1.2", "-cl-std=CL3.0", "-cl-std=CL3.1"] {
+        if options == "-cl-std=CL3.1" && !ctx.supports_opencl_c(3, 1) {
+            continue;
+        }
         assert_eq!(
             defined(&ctx, &["__IMAGE_SUPPORT__"], options),
             vec![images != 0],
@@ -249,6 +269,31 @@ fn version_and_target_macros() {
             vec![device_version, c_version, 100, 110, 120, 200, 300, 1],
             "{options}"
         );
+    }
+    // OpenCL C 3.1: __OPENCL_C_VERSION__ and CL_VERSION_3_1 are 310.
+    if ctx.supports_opencl_c(3, 1) {
+        let mut exprs = exprs.to_vec();
+        exprs.push("CL_VERSION_3_1");
+        assert_eq!(
+            values(&ctx, &exprs, "-cl-std=CL3.1"),
+            vec![device_version, 310, 100, 110, 120, 200, 300, 1, 310]
+        );
+    }
+    if testing_cranecl() {
+        assert_eq!(device_version, 310, "CL_DEVICE_VERSION {version:?}");
+        // As clang does for the older version macros, CL_VERSION_3_1 is defined in
+        // every version, so `__OPENCL_C_VERSION__ >= CL_VERSION_3_1` is false in 3.0.
+        for options in ["-cl-std=CL3.0", "-cl-std=CL1.2", ""] {
+            assert_eq!(
+                values(
+                    &ctx,
+                    &["CL_VERSION_3_1", "__OPENCL_C_VERSION__ >= CL_VERSION_3_1"],
+                    options
+                ),
+                vec![310, 0],
+                "{options:?}"
+            );
+        }
     }
     // Defined only with the option that sets it; never for a full-profile device.
     let names = [

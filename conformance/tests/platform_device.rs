@@ -53,7 +53,7 @@ fn platform_strings() {
         .is_empty());
     if testing_cranecl() {
         assert!(
-            version.starts_with("OpenCL 3.0 "),
+            version.starts_with("OpenCL 3.1 "),
             "CL_PLATFORM_VERSION {version:?}"
         );
     }
@@ -240,7 +240,7 @@ fn device_scalar_queries_have_spec_types() {
     let numeric: cl_uint = device_info(d, CL_DEVICE_NUMERIC_VERSION).unwrap();
     assert!(numeric >= make_version(1, 2, 0));
     if testing_cranecl() {
-        assert_eq!(numeric, make_version(3, 0, 0));
+        assert_eq!(numeric, make_version(3, 1, 0));
     }
     let _sub_groups: cl_uint = device_info(d, CL_DEVICE_MAX_NUM_SUB_GROUPS).unwrap();
     let _nonuniform: cl_bool = device_info(d, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT).unwrap();
@@ -275,7 +275,7 @@ fn device_strings() {
     let _il = device_info_string(d, CL_DEVICE_IL_VERSION).unwrap();
     if testing_cranecl() {
         assert!(
-            version.starts_with("OpenCL 3.0 "),
+            version.starts_with("OpenCL 3.1 "),
             "CL_DEVICE_VERSION {version:?}"
         );
         let il = device_info_string(d, CL_DEVICE_IL_VERSION).unwrap();
@@ -320,10 +320,15 @@ fn device_versioned_lists() {
                 "cranecl must claim {wanted}; has {ext:?}"
             );
         }
-        assert!(
-            c_versions.iter().any(|(_, v)| *v == make_version(3, 0, 0)),
-            "no OpenCL C 3.0: {c_versions:?}"
-        );
+        // An OpenCL 3.1 device supports OpenCL C 3.1, 3.0, 1.2, 1.1 and 1.0.
+        for (major, minor) in [(3, 1), (3, 0), (1, 1), (1, 0)] {
+            assert!(
+                c_versions
+                    .iter()
+                    .any(|(n, v)| n == "OpenCL C" && *v == make_version(major, minor, 0)),
+                "no OpenCL C {major}.{minor}: {c_versions:?}"
+            );
+        }
         assert!(
             c_versions.iter().any(|(_, v)| *v == make_version(1, 2, 0)),
             "no OpenCL C 1.2: {c_versions:?}"
@@ -495,4 +500,72 @@ fn reference_counts_and_object_churn() {
         local.run(&kernel, &[32], None);
         assert_eq!(local.read::<i32>(&buf, 32), vec![round; 32]);
     }
+}
+
+/// What OpenCL 3.1 requires of a device (API spec 4.2 and appendix "Changes from
+/// OpenCL 3.0 to 3.1"), checked on any device that reports 3.1 or newer: sub-groups,
+/// the nine extensions 3.1 promotes, SPIR-V 1.0 to 1.4, OpenCL C 3.1 (with 3.0, 1.2,
+/// 1.1, 1.0), and the promoted queries under their core names (same values as the
+/// KHR ones), the packed 4x8-bit dot product among them.
+#[test]
+fn opencl_3_1_device_requirements() {
+    let ctx = DeviceContext::new();
+    let d = ctx.device;
+    let numeric: cl_uint = device_info(d, CL_DEVICE_NUMERIC_VERSION).unwrap();
+    if testing_cranecl() {
+        assert_eq!(numeric, make_version(3, 1, 0));
+    }
+    if numeric < make_version(3, 1, 0) {
+        return;
+    }
+    let sub_groups: cl_uint = device_info(d, CL_DEVICE_MAX_NUM_SUB_GROUPS).unwrap();
+    assert!(sub_groups > 0, "OpenCL 3.1 requires sub-groups");
+    for ext in [
+        "cl_khr_spirv_queries",
+        "cl_khr_extended_bit_ops",
+        "cl_khr_suggested_local_work_size",
+        "cl_khr_device_uuid",
+        "cl_khr_integer_dot_product",
+        "cl_khr_subgroup_extended_types",
+        "cl_khr_subgroup_rotate",
+        "cl_khr_subgroup_shuffle",
+        "cl_khr_subgroup_shuffle_relative",
+    ] {
+        assert!(ctx.has_extension(ext), "OpenCL 3.1 requires {ext}");
+    }
+    let il = device_info_string(d, CL_DEVICE_IL_VERSION).unwrap();
+    let ils = name_versions(&device_info_bytes(d, CL_DEVICE_ILS_WITH_VERSION).unwrap());
+    for minor in 0..=4 {
+        assert!(
+            il.split_whitespace()
+                .any(|v| v == format!("SPIR-V_1.{minor}")),
+            "CL_DEVICE_IL_VERSION {il:?} lacks SPIR-V 1.{minor}"
+        );
+        assert!(
+            ils.iter()
+                .any(|(n, v)| n == "SPIR-V" && *v == make_version(1, minor, 0)),
+            "CL_DEVICE_ILS_WITH_VERSION lacks SPIR-V 1.{minor}: {ils:?}"
+        );
+    }
+    for (major, minor) in [(3, 1), (3, 0), (1, 2), (1, 1), (1, 0)] {
+        assert!(
+            ctx.supports_opencl_c(major, minor),
+            "OpenCL 3.1 requires OpenCL C {major}.{minor}"
+        );
+    }
+    // Core names of the promoted queries (cl.h CL_VERSION_3_1): UUIDs, LUID, node
+    // mask, dot product capabilities and acceleration properties, SPIR-V queries.
+    for param in [
+        0x106A, 0x106B, 0x106C, 0x106D, 0x106E, 0x1073, 0x1074, 0x1075, 0x12B9, 0x12BA, 0x12BB,
+    ] {
+        device_info_bytes(d, param).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let dot: cl_ulong = device_info(d, 0x1073).unwrap();
+    assert_ne!(
+        dot & 1,
+        0,
+        "OpenCL C 3.1 requires CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED"
+    );
+    let uuid = device_info_bytes(d, 0x106A).unwrap();
+    assert_eq!(uuid.len(), 16, "CL_UUID_SIZE");
 }

@@ -319,7 +319,9 @@ fn conversions_child() {
         return;
     }
     let ctx = DeviceContext::new();
-    let kernel = ctx.kernel(&conversions_source(), "", "k");
+    // The build options the parent chose (the OpenCL C version).
+    let options = std::env::var(OPTIONS_VAR).unwrap_or_default();
+    let kernel = ctx.kernel(&conversions_source(), &options, "k");
     let out = ctx.buffer_zeroed::<u64>(1);
     kernel.arg_buffer(0, &out);
     host_print("BEGIN\n");
@@ -344,12 +346,33 @@ fn conversions_child() {
     println!("CHILD-OK");
 }
 
+/// The environment variable that passes [`conversions_child`] its build options.
+const OPTIONS_VAR: &str = "CRANECL_TEST_PRINTF_OPTIONS";
+
 #[test]
 fn every_conversion_matches_the_c_library() {
     if is_child() {
         return;
     }
-    let got = between_markers(&child_stdout("conversions_child", &[]));
+    // OpenCL C 1.2 (no -cl-std) and, where the device has it, OpenCL C 3.1, the
+    // version that defines the z and t length modifiers.
+    check_conversions("");
+    let ctx = DeviceContext::new();
+    if testing_cranecl() {
+        assert!(ctx.supports_opencl_c(3, 1), "cranecl claims OpenCL C 3.1");
+    }
+    if ctx.supports_opencl_c(3, 1) {
+        check_conversions("-cl-std=CL3.1");
+    }
+}
+
+/// Runs [`conversions_child`] with build `options` and compares its output with the
+/// C library's.
+fn check_conversions(options: &str) {
+    let got = between_markers(&child_stdout(
+        "conversions_child",
+        &[(OPTIONS_VAR, options)],
+    ));
     let mut lines: Vec<&str> = got.lines().collect();
     let host_p = lines.pop().expect("host %p line");
     let kernel_p = lines.pop().expect("kernel %p line");
@@ -381,7 +404,11 @@ fn every_conversion_matches_the_c_library() {
         .map(|(line, _)| line)
         .map(|((g, w), call)| format!("{}: got {g:?}, C: {w:?}", call.trim()))
         .collect();
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "options {options:?}:\n{}",
+        wrong.join("\n")
+    );
 }
 
 const PER_ITEM: &str = r#"

@@ -214,6 +214,14 @@ fn cl_std_selects_the_language_version() {
             run_single(&ctx, &ctx.build(src, "-cl-std=CL3.0"), 1),
             vec![300]
         );
+        // OpenCL C 3.1 (clang-22 knows no CL3.1: the driver compiles it as 3.0 with
+        // the 3.1 version macro).
+        assert_eq!(
+            run_single(&ctx, &ctx.build(src, "-cl-std=CL3.1"), 1),
+            vec![310]
+        );
+        // A version the device does not list is a build failure, not a silent 3.0.
+        assert!(ctx.try_build(src, "-cl-std=CL3.2").is_err());
         // A 3.0-only feature macro is visible only in 3.0 mode.
         let probe = "kernel void k(global int* o) {\n#ifdef __opencl_c_subgroups\n o[0] = 1;\n#else\n o[0] = 2;\n#endif\n}";
         assert_eq!(

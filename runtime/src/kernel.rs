@@ -243,11 +243,10 @@ impl Kernel {
             }
             (ArgKind::Pipe, _) => return Err(CL_INVALID_ARG_VALUE),
             (ArgKind::GlobalPtr | ArgKind::ConstantPtr, ArgValue::Svm(_)) => {}
-            (ArgKind::LocalPtr, ArgValue::Local(n)) => {
-                if *n == 0 {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-            }
+            // OpenCL 3.1 allows a size of zero (CL_INVALID_ARG_SIZE before): the
+            // argument takes no __local memory and points where the next one does
+            // (the pointer's value is implementation-defined).
+            (ArgKind::LocalPtr, ArgValue::Local(_)) => {}
             (ArgKind::LocalPtr, _) => return Err(CL_INVALID_ARG_VALUE),
             (ArgKind::Value, ArgValue::Bytes(b)) => {
                 if b.len() != arg.size || size != arg.size {
@@ -660,9 +659,15 @@ mod tests {
             k.set_arg(1, 8, ArgValue::Bytes(vec![0; 8])),
             Err(CL_INVALID_ARG_SIZE)
         );
+        // OpenCL 3.1: a zero-size __local argument is valid and takes no memory.
+        k.set_arg(2, 0, ArgValue::Local(0))
+            .expect("zero-size local");
         assert_eq!(
-            k.set_arg(2, 0, ArgValue::Local(0)),
-            Err(CL_INVALID_ARG_SIZE)
+            k.local_mem_size(),
+            k.compiled
+                .info
+                .static_local_bytes
+                .next_multiple_of(LOCAL_ARG_ALIGN)
         );
         assert_eq!(
             k.set_arg(0, 4, ArgValue::Mem(None)),

@@ -17,10 +17,15 @@ pub const NAME: &str = "cranecl";
 pub const VENDOR: &str = "cranecl";
 /// `CL_PLATFORM_ICD_SUFFIX_KHR`.
 pub const ICD_SUFFIX: &str = "cranecl";
+/// The OpenCL API version of platform and device (`CL_*_NUMERIC_VERSION`), as
+/// (major, minor, patch). OpenCL 3.1: everything 3.0 requires plus OpenCL C 3.1,
+/// SPIR-V 1.0-1.4, sub-groups and the nine extensions 3.1 makes mandatory (see
+/// ARCHITECTURE.md, "OpenCL 3.1"). The version strings below must agree with it.
+pub const API_VERSION: (u32, u32, u32) = (3, 1, 0);
 /// `CL_PLATFORM_VERSION`.
-pub const PLATFORM_VERSION: &str = "OpenCL 3.0 cranecl";
+pub const PLATFORM_VERSION: &str = "OpenCL 3.1 cranecl";
 /// `CL_DEVICE_VERSION`.
-pub const DEVICE_VERSION: &str = "OpenCL 3.0 cranecl";
+pub const DEVICE_VERSION: &str = "OpenCL 3.1 cranecl";
 /// `CL_DRIVER_VERSION`: the crate version plus the git commit it was built from, so
 /// binary caches keyed by it (pyopencl's) are invalidated by every driver change.
 pub const DRIVER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("CRANECL_BUILD_ID"));

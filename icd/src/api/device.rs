@@ -310,7 +310,10 @@ fn device_info(dev: &Arc<Device>, param: cl_device_info, out: InfoOut) -> CLResu
         CL_DRIVER_VERSION => out.string(rt::DRIVER_VERSION),
         CL_DEVICE_PROFILE => out.string(rt::PROFILE),
         CL_DEVICE_VERSION => out.string(rt::DEVICE_VERSION),
-        CL_DEVICE_NUMERIC_VERSION => out.value(make_version(3, 0, 0)),
+        CL_DEVICE_NUMERIC_VERSION => {
+            let (major, minor, patch) = rt::API_VERSION;
+            out.value(make_version(major, minor, patch))
+        }
         CL_DEVICE_OPENCL_C_VERSION => out.string(rt::OPENCL_C_VERSION),
         CL_DEVICE_OPENCL_C_ALL_VERSIONS => out.array(
             &features::OPENCL_C_VERSIONS

@@ -111,9 +111,8 @@ cl_entry! {
                 if !arg_value.is_null() {
                     return Err(CL_INVALID_ARG_VALUE);
                 }
-                if arg_size == 0 {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
+                // A size of zero is valid on an OpenCL 3.1 platform (no __local
+                // memory for the argument; runtime::kernel::Kernel::set_arg).
                 ArgValue::Local(arg_size)
             }
             ArgKind::Value => {

@@ -93,7 +93,10 @@ cl_entry! {
         match param_name {
             CL_PLATFORM_PROFILE => out.string(rt::PROFILE),
             CL_PLATFORM_VERSION => out.string(rt::PLATFORM_VERSION),
-            CL_PLATFORM_NUMERIC_VERSION => out.value(make_version(3, 0, 0)),
+            CL_PLATFORM_NUMERIC_VERSION => {
+                let (major, minor, patch) = rt::API_VERSION;
+                out.value(make_version(major, minor, patch))
+            }
             CL_PLATFORM_NAME => out.string(rt::NAME),
             CL_PLATFORM_VENDOR => out.string(rt::VENDOR),
             CL_PLATFORM_EXTENSIONS => {

@@ -125,10 +125,20 @@ CRANECL_INT_CONVERT(ulong, ulong, 0, ULONG_MAX)
 #endif /* OpenCL C >= 1.2 */
 
 /*
- * __OPENCL_VERSION__ (OpenCL C 3.0, 6.12: the OpenCL version the device supports,
+ * __OPENCL_VERSION__ (OpenCL C 3.1, 6.12: the OpenCL version the device supports,
  * CL_DEVICE_VERSION); clang does not define it.
  */
-#define __OPENCL_VERSION__ 300
+#define __OPENCL_VERSION__ 310
+
+/*
+ * CL_VERSION_3_1 (OpenCL C 3.1, 6.12). clang-22 knows no OpenCL C 3.1 (the driver
+ * compiles it as 3.0 with __OPENCL_C_VERSION__ 310) and defines CL_VERSION_1_0 to
+ * CL_VERSION_3_0 in every language version; this one is defined likewise, so
+ * `__OPENCL_C_VERSION__ >= CL_VERSION_3_1` is false, not `300 >= 0`, in a 3.0 program.
+ */
+#ifndef CL_VERSION_3_1
+#define CL_VERSION_3_1 310
+#endif
 
 /*
  * C99 `inline`. A plain `inline` definition is, in C99, not an external definition:

@@ -308,8 +308,8 @@ impl Frontend {
             "-triple".to_string(),
             "spirv64-unknown-unknown".to_string(),
             "-O2".to_string(),
-            options.effective_cl_std().clang_arg(),
         ];
+        lang.extend(options.effective_cl_std().clang_args());
         lang.extend(crate::features::clang_feature_args());
         let mut other = crate::features::host_macro_args();
         for arg in &options.clang_args {

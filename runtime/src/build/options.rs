@@ -21,9 +21,27 @@ impl ClStd {
     /// support it). Kernels that need OpenCL C 3.0 features ask for `-cl-std=CL3.0`.
     pub const DEFAULT: ClStd = ClStd { major: 1, minor: 2 };
 
-    /// The clang spelling (`-cl-std=CL3.0`).
-    pub fn clang_arg(self) -> String {
-        format!("-cl-std=CL{}.{}", self.major, self.minor)
+    /// OpenCL C 3.1, which clang-22 does not know (`-cl-std=CL3.1` is refused).
+    pub const CL3_1: ClStd = ClStd { major: 3, minor: 1 };
+
+    /// The clang arguments that select this version (language options: they are
+    /// part of the PCH's key). OpenCL C 3.1 is compiled as 3.0 with
+    /// `__OPENCL_C_VERSION__` = 310: 3.1 adds no syntax and no semantics a 3.0
+    /// compile lacks here. Its additions are the built-ins of six promoted extensions
+    /// (all reported by the device, so clang declares them for 3.0 already), printf's
+    /// `z`/`t` length modifiers (clang passes the format through; `jit::printf` reads
+    /// them as 64-bit) and `CL_VERSION_3_1`, which `cranecl.h` defines in every
+    /// version as clang does the older version macros. See ARCHITECTURE.md,
+    /// "OpenCL 3.1".
+    pub fn clang_args(self) -> Vec<String> {
+        if self == ClStd::CL3_1 {
+            return vec![
+                "-cl-std=CL3.0".into(),
+                "-U__OPENCL_C_VERSION__".into(),
+                "-D__OPENCL_C_VERSION__=310".into(),
+            ];
+        }
+        vec![format!("-cl-std=CL{}.{}", self.major, self.minor)]
     }
 }
 
@@ -150,9 +168,10 @@ pub fn parse_with_env(
                     "CL1.2" => ClStd { major: 1, minor: 2 },
                     "CL2.0" => ClStd { major: 2, minor: 0 },
                     "CL3.0" => ClStd { major: 3, minor: 0 },
+                    "CL3.1" => ClStd::CL3_1,
                     other => {
                         return Err(format!(
-                            "unsupported OpenCL C version in build option {w:?}: {other:?} (accepted: CL1.0, CL1.1, CL1.2, CL2.0, CL3.0)"
+                            "unsupported OpenCL C version in build option {w:?}: {other:?} (accepted: CL1.0, CL1.1, CL1.2, CL2.0, CL3.0, CL3.1)"
                         ))
                     }
                 };
@@ -287,11 +306,28 @@ mod tests {
         ] {
             let o = parse(&format!("-cl-std={text}")).unwrap();
             assert_eq!(o.cl_std, Some(ClStd { major, minor }));
-            assert_eq!(o.effective_cl_std().clang_arg(), format!("-cl-std={text}"));
+            assert_eq!(
+                o.effective_cl_std().clang_args(),
+                [format!("-cl-std={text}")]
+            );
         }
+        // clang-22 knows no CL3.1: 3.0 with the 3.1 version macro.
+        let o = parse("-cl-std=CL3.1").unwrap();
+        assert_eq!(o.cl_std, Some(ClStd::CL3_1));
+        assert!(o.cl_std > Some(ClStd { major: 3, minor: 0 }));
+        assert_eq!(
+            o.effective_cl_std().clang_args(),
+            [
+                "-cl-std=CL3.0",
+                "-U__OPENCL_C_VERSION__",
+                "-D__OPENCL_C_VERSION__=310"
+            ]
+        );
+        assert!(o.non_uniform_work_groups());
         assert_eq!(parse("").unwrap().cl_std, None);
         assert_eq!(parse("").unwrap().effective_cl_std(), ClStd::DEFAULT);
-        assert_eq!(ClStd::DEFAULT.clang_arg(), "-cl-std=CL1.2");
+        assert_eq!(ClStd::DEFAULT.clang_args(), ["-cl-std=CL1.2"]);
+        assert!(parse("-cl-std=CL3.2").is_err());
         let err = parse("-cl-std=CL4.0").unwrap_err();
         assert!(err.contains("CL4.0"), "{err}");
     }
