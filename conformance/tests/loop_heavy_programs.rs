@@ -2,7 +2,9 @@
 //! and a pipeline without loop passes instead of clang's `-O2` (whose loop passes cost
 //! the square of the loop count): the results must be the same as on the host, with
 //! per-work-item trip counts, loops that read memory, loops nested in loops, and
-//! private arrays filled by loops. Integer arithmetic, so every result is exact.
+//! private arrays filled by loops (also by loops of the same trip count in every
+//! work-item: `build_scale`'s `arrays` shape, a kernel without divergent branches).
+//! Integer arithmetic, so every result is exact.
 
 use cranecl_conformance::*;
 
@@ -67,9 +69,51 @@ fn host(loops: usize, input: &[u32], ix: &[i32], gid: usize) -> u32 {
     acc
 }
 
+/// `build_scale`'s `arrays` shape: `n` private arrays, each filled by a loop of 4
+/// iterations in every work-item, then updated and read at per-item indices.
+fn arrays_source(n: usize) -> String {
+    let mut s = String::from(
+        "kernel void k(global const uint *input, global const int *ix, global uint *out)\n{\n  \
+         size_t gid = get_global_id(0);\n  int x = ix[gid];\n  uint acc = input[gid & 63];\n",
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "  {{ uint p[4]; for (int j = 0; j < 4; j++) p[j] = input[(gid + j + {i}) & 63]; \
+             p[(x + {i}) & 3] += acc; acc = acc * 3u + p[(x + {}) & 3]; }}\n",
+            i + 1
+        ));
+    }
+    s.push_str("  out[gid] = acc;\n}\n");
+    s
+}
+
+/// What [`arrays_source`]'s kernel computes for work-item `gid`.
+fn arrays_host(n: usize, input: &[u32], ix: &[i32], gid: usize) -> u32 {
+    let x = ix[gid];
+    let mut acc = input[gid & 63];
+    for i in 0..n {
+        let mut p: Vec<u32> = (0..4).map(|j| input[(gid + j + i) & 63]).collect();
+        let a = ((x + i as i32) & 3) as usize;
+        p[a] = p[a].wrapping_add(acc);
+        acc = acc
+            .wrapping_mul(3)
+            .wrapping_add(p[((x + i as i32 + 1) & 3) as usize]);
+    }
+    acc
+}
+
 fn check(loops: usize) {
+    check_source(
+        &source(loops),
+        |input, ix, g| host(loops, input, ix, g),
+        loops,
+    );
+}
+
+/// Builds `src`, runs it on `ITEMS` work-items and compares with `host`.
+fn check_source(src: &str, host: impl Fn(&[u32], &[i32], usize) -> u32, loops: usize) {
     let ctx = DeviceContext::new();
-    let program = ctx.build(&source(loops), "");
+    let program = ctx.build(src, "");
     let input: Vec<u32> = (0..64u32)
         .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
         .collect();
@@ -82,7 +126,7 @@ fn check(loops: usize) {
         .arg_buffer(1, &ix_buf)
         .arg_buffer(2, &out);
     ctx.run(&k, &[ITEMS], Some(&[ITEMS]));
-    let expect: Vec<u32> = (0..ITEMS).map(|g| host(loops, &input, &ix, g)).collect();
+    let expect: Vec<u32> = (0..ITEMS).map(|g| host(&input, &ix, g)).collect();
     assert_eq!(ctx.read::<u32>(&out, ITEMS), expect, "{loops} loops");
 }
 
@@ -96,4 +140,17 @@ fn many_sequential_loops_compute_right() {
 #[test]
 fn some_sequential_loops_compute_right() {
     check(60);
+}
+
+/// The `arrays` shape over the `opt` threshold (a huge kernel: one body at the
+/// smallest width) and under it.
+#[test]
+fn uniform_loops_over_private_arrays_compute_right() {
+    for n in [500, 40] {
+        check_source(
+            &arrays_source(n),
+            |input, ix, g| arrays_host(n, input, ix, g),
+            n,
+        );
+    }
 }

@@ -198,9 +198,9 @@ pub fn plan(
         let est = estimate(x, width);
         if est > MAX_INSTS {
             return Err(CompileError::out_of_resources(format!(
-                "the kernel is too large to compile: about {} million machine instructions \
+                "the kernel is too large to compile: about {:.1} million machine instructions \
                  (at most {} million are supported)",
-                est / 1_000_000,
+                est as f64 / 1e6,
                 MAX_INSTS / 1_000_000
             )));
         }

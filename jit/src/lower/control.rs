@@ -14,7 +14,11 @@ use super::value::{Elem, Lv, Val};
 use super::Tr;
 use crate::spirv::{Id, Op, Terminator};
 use crate::CompileError;
-use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_codegen::ir::{
+    self,
+    condcodes::{CondCode, IntCC},
+    types, InstBuilder, Value,
+};
 
 /// Accumulator of a phi: one cell per leaf (uniform) or per chunk (varying).
 #[derive(Clone, Debug)]
@@ -74,11 +78,15 @@ impl Tr<'_, '_> {
         &mut self,
         phis: &std::collections::HashMap<Id, Vec<PhiAcc>>,
     ) {
+        // Cells shared by several phis are set once.
+        let mut done = std::collections::HashSet::new();
         for accs in phis.values() {
             for a in accs {
                 for c in a.cells() {
-                    if let Cell::Var(..) = c {
-                        self.zero_cell(*c);
+                    if let Cell::Var(v, _) = c {
+                        if done.insert(v.as_u32()) {
+                            self.zero_cell(*c);
+                        }
                     }
                 }
             }
@@ -89,13 +97,23 @@ impl Tr<'_, '_> {
     /// analysis allows), varying or uniform.
     /// `cold`: the phi's block is a loop exit (see [`Tr::new_cold_cell`]).
     pub(super) fn new_phi_acc(&mut self, r: Id, elems: &[Elem], cold: bool) -> Vec<PhiAcc> {
-        let cell = |t: &mut Self, ty| {
+        self.new_phi_acc_with(r, elems, &mut |t: &mut Self, ty| {
             if cold {
                 t.new_cold_cell(ty)
             } else {
                 t.new_cell(ty)
             }
-        };
+        })
+    }
+
+    /// [`Tr::new_phi_acc`] with the cells that `cell` gives (one per leaf or chunk,
+    /// in order).
+    fn new_phi_acc_with(
+        &mut self,
+        r: Id,
+        elems: &[Elem],
+        cell: &mut impl FnMut(&mut Self, ir::Type) -> Cell,
+    ) -> Vec<PhiAcc> {
         let varying = self.uni.is_varying(r);
         let contiguous = self.sgenv.as_ref().is_some_and(|s| s.row.is_some());
         let affine = match self.shapes.get(&r) {
@@ -128,16 +146,36 @@ impl Tr<'_, '_> {
             .collect()
     }
 
-    /// Declares the phi accumulators of the function.
+    /// Declares the phi accumulators of a uniform body. Phis of different blocks
+    /// share cells: every edge into a block writes all of its phis right before
+    /// jumping there and the block reads them first thing, so a read never sees
+    /// another block's write. The frontend keeps a table over all blocks for each
+    /// variable, so one variable per phi cost variables times blocks (2000 loops:
+    /// 6000 phis over 50 000 blocks, 400 MB); shared, the cells are as many as the
+    /// most phis of one block.
     fn phi_accumulators(
         &mut self,
     ) -> Result<std::collections::HashMap<Id, Vec<PhiAcc>>, CompileError> {
         let mut phis = std::collections::HashMap::new();
+        // Per type: the cells so far, and how many of them the current block uses.
+        let mut pool: std::collections::HashMap<ir::Type, (Vec<Cell>, usize)> =
+            std::collections::HashMap::new();
         for blk in &self.f.blocks {
+            for (cells, used) in pool.values_mut() {
+                debug_assert!(*used <= cells.len());
+                *used = 0;
+            }
             for inst in &blk.insts {
                 if let (Op::Phi(_), Some(r), Some(ty)) = (&inst.op, inst.result, inst.ty) {
                     let elems = self.elems(ty)?;
-                    let accs = self.new_phi_acc(r, &elems, false);
+                    let accs = self.new_phi_acc_with(r, &elems, &mut |t: &mut Self, ty| {
+                        let (cells, used) = pool.entry(ty).or_default();
+                        if *used == cells.len() {
+                            cells.push(t.new_cell(ty));
+                        }
+                        *used += 1;
+                        cells[*used - 1]
+                    });
                     phis.insert(r, accs);
                 }
             }
@@ -265,7 +303,12 @@ impl Tr<'_, '_> {
                         };
                         let et = self.b.create_block();
                         let ef = self.b.create_block();
-                        self.b.ins().brif(cv, et, &[], ef, &[]);
+                        if self.stays_in_loop(t, fl) {
+                            let inv = self.inverted_cond(cv);
+                            self.b.ins().brif(inv, ef, &[], et, &[]);
+                        } else {
+                            self.b.ins().brif(cv, et, &[], ef, &[]);
+                        }
                         for (eb, target) in [(et, t), (ef, fl)] {
                             self.b.switch_to_block(eb);
                             self.uniform_edge(bi, target)?;
@@ -310,6 +353,39 @@ impl Tr<'_, '_> {
         self.full_state = None;
         self.body_state = None;
         Ok(())
+    }
+
+    /// Whether, of the targets `t` and `f` of a two-way branch, `t` is in a loop that
+    /// `f` leaves, earlier in the linear order. Cranelift lays blocks out (and its
+    /// register allocators scan them) in the reverse postorder of a depth-first
+    /// search that explores a branch's first successor first: a loop body there sits
+    /// after everything that follows the loop, so the values it uses are live across
+    /// the rest of the kernel (a thousand loops: a thousand bodies at the end, each
+    /// keeping its values live across the others, quadratic allocation). Such a
+    /// branch names the loop's exit first.
+    pub(super) fn stays_in_loop(&self, t: Id, f: Id) -> bool {
+        let (Some(&ti), Some(&fi)) = (self.cfg.index.get(&t), self.cfg.index.get(&f)) else {
+            return false;
+        };
+        self.cfg.pos[ti] < self.cfg.pos[fi]
+            && self.cfg.loop_of[ti].is_some_and(|l| !self.cfg.in_loop(l, fi))
+    }
+
+    /// The negation of branch condition `c`: the inverse comparison where `c` is
+    /// one (the original is then usually dead), else `c == 0`.
+    pub(super) fn inverted_cond(&mut self, c: Value) -> Value {
+        if let Some(inst) = self.b.func.dfg.value_def(c).inst() {
+            match self.b.func.dfg.insts[inst] {
+                ir::InstructionData::IntCompare { cond, args, .. } => {
+                    return self.b.ins().icmp(cond.complement(), args[0], args[1]);
+                }
+                ir::InstructionData::FloatCompare { cond, args, .. } => {
+                    return self.b.ins().fcmp(cond.complement(), args[0], args[1]);
+                }
+                _ => {}
+            }
+        }
+        self.b.ins().icmp_imm_s(IntCC::Equal, c, 0)
     }
 
     /// Fresh resume blocks, one per barrier point, installed in the barrier context.

@@ -233,7 +233,10 @@ impl Tr<'_, '_> {
                 element,
                 indices,
             } => Some(self.access_chain(need(res)?, *base, *element, indices, need(rty)?)?),
-            Op::Variable { init } => Some(self.private_variable(need(res)?, need(rty)?, *init)?),
+            Op::Variable { init } => {
+                self.private_variable(need(res)?, need(rty)?, *init)?;
+                None
+            }
             Op::ExtInst { opcode, args, .. } if *opcode == super::printf::OPCODE => {
                 Some(self.printf(need(res)?, args, need(rty)?)?)
             }

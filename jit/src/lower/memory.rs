@@ -866,13 +866,14 @@ impl Tr<'_, '_> {
         }
     }
 
-    /// OpVariable (Function storage): the per-lane address of this lane's copy.
+    /// OpVariable (Function storage): records the per-lane address of this lane's
+    /// copy (`Stored::Private`: computed where it is used) and stores the initialiser.
     pub fn private_variable(
         &mut self,
         res: Id,
         rty: Id,
         init: Option<Id>,
-    ) -> Result<Val, CompileError> {
+    ) -> Result<(), CompileError> {
         let off = *self
             .private_offsets
             .get(&res)
@@ -880,17 +881,15 @@ impl Tr<'_, '_> {
         let (_, pointee) = self.m.pointee(rty)?;
         let l = self.m.layout(pointee)?;
         let size = l.size.next_multiple_of(l.align.max(1));
-        let base = self
-            .sgenv
-            .as_ref()
-            .map(|s| s.private_base)
-            .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
-        let addr = self
-            .b
-            .ins()
-            .iadd_imm_s(base, (off * u64::from(self.w)) as i64);
-        let p = Lv::A(addr, size as i64);
+        self.vals.insert(
+            res,
+            super::storage::Stored::Private {
+                off: (off * u64::from(self.w)) as i64,
+                stride: size as i64,
+            },
+        );
         if let Some(i) = init {
+            let p = self.get_direct(res)?.leaves[0].clone();
             let v = self.get(i)?;
             let offs = self.leaf_offsets(pointee)?;
             let saved = std::mem::take(&mut self.mask);
@@ -904,11 +903,7 @@ impl Tr<'_, '_> {
             self.full_state = saved_state;
             r?;
         }
-        let elems = self.elems(rty)?;
-        Ok(Val {
-            leaves: vec![p],
-            elems,
-        })
+        Ok(())
     }
 
     /// OpCopyMemory(Sized): bytes, not values. Both pointers uniform: one copy;

@@ -25,6 +25,12 @@ pub(crate) enum Stored {
     Vars(Vec<Slot>),
     /// In the home area: each leaf's shape and byte offset.
     Home(Vec<(HomeLeaf, u64)>),
+    /// A private variable: an affine address, the sub-group's private base plus
+    /// `off`, lane stride `stride`, computed again where it is used. Variables are
+    /// all declared in the entry block; addresses computed there would all be live
+    /// from the start of the body to their last use (a thousand private arrays:
+    /// a thousand values live across every block, quadratic register allocation).
+    Private { off: i64, stride: i64 },
 }
 
 impl Stored {
@@ -34,6 +40,7 @@ impl Stored {
             Stored::Direct(l) => matches!(l.as_slice(), [Lv::V(_)]),
             Stored::Vars(s) => matches!(s.as_slice(), [Slot::V(_)]),
             Stored::Home(h) => matches!(h.as_slice(), [(HomeLeaf::V, _)]),
+            Stored::Private { .. } => false,
         }
     }
 }
@@ -218,6 +225,10 @@ impl Tr<'_, '_> {
         ids.sort_unstable();
         let mut off = 0u64;
         for id in ids {
+            if self.private_offsets.contains_key(&id) {
+                // Private variables' addresses are computed where used (`Stored::Private`).
+                continue;
+            }
             let ty = self.type_of(id)?;
             let bytes = self.home_bytes(ty)?;
             self.home_offsets.insert(id, off);
@@ -285,6 +296,14 @@ impl Tr<'_, '_> {
                 })
                 .collect(),
             Stored::Home(layout) => self.load_home(id, &layout, &elems)?,
+            Stored::Private { off, stride } => {
+                let base = self
+                    .sgenv
+                    .as_ref()
+                    .map(|s| s.private_base)
+                    .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+                vec![Lv::A(self.b.ins().iadd_imm_s(base, off), stride)]
+            }
         };
         Ok(Val { leaves, elems })
     }
