@@ -777,3 +777,51 @@ fn specialization_constants_apply_at_clcompileprogram() {
         assert_eq!(ctx.read::<u32>(&out, 1), vec![value.unwrap_or(5)]);
     }
 }
+
+/// A binary keeps the work-group rule of the source it was built from when it is
+/// rebuilt with options that name no OpenCL C version (its own, or pyopencl's `-I`
+/// for its cached binaries): an OpenCL C 1.x program refuses a ragged ND-range, as
+/// the source program does, and its kernels are compiled for full sub-groups; a
+/// `-cl-std=CL3.0` rebuild, or a binary of an OpenCL C 3.0 program, takes one.
+#[test]
+fn binaries_keep_the_work_group_rule_of_their_source() {
+    let ctx = DeviceContext::new();
+    let src =
+        "kernel void k(global int* o) { o[get_global_id(0)] = 3 * (int)get_global_id(0) + 1; }";
+    let want = |n: usize| (0..n as i32).map(|i| 3 * i + 1).collect::<Vec<_>>();
+    let ragged = |p: &Program| -> Option<Vec<i32>> {
+        let kernel = p.kernel("k");
+        let out = ctx.buffer_zeroed::<i32>(10);
+        kernel.arg_buffer(0, &out);
+        match ctx.try_enqueue(&kernel, None, &[10], Some(&[4])) {
+            Ok(_) => Some(ctx.read(&out, 10)),
+            Err(e) => {
+                assert_eq!(e.code, CL_INVALID_WORK_GROUP_SIZE);
+                None
+            }
+        }
+    };
+    let rebuilt = |p: &Program, options: &str| -> Program {
+        let (q, err, _) = from_binary(&ctx, &binary_of(p));
+        assert_eq!(err, CL_SUCCESS);
+        ctx.try_build_program(q.unwrap(), options)
+            .unwrap_or_else(|f| panic!("{f}"))
+    };
+    let cl12 = ctx.build(src, "");
+    assert_eq!(ragged(&cl12), None, "OpenCL C 1.2 source");
+    for options in ["", "-I /tmp", "-cl-std=CL1.2"] {
+        let p = rebuilt(&cl12, options);
+        assert_eq!(
+            ragged(&p),
+            None,
+            "OpenCL C 1.2 binary rebuilt with {options:?}"
+        );
+        assert_eq!(run_k(&ctx, &p, N), want(N), "{options:?}");
+    }
+    let p = rebuilt(&cl12, "-cl-std=CL3.0");
+    assert_eq!(ragged(&p), Some(want(10)), "rebuilt with -cl-std=CL3.0");
+    let cl30 = ctx.build(src, "-cl-std=CL3.0");
+    assert_eq!(ragged(&cl30), Some(want(10)), "OpenCL C 3.0 source");
+    let p = rebuilt(&cl30, "");
+    assert_eq!(ragged(&p), Some(want(10)), "OpenCL C 3.0 binary");
+}

@@ -29,6 +29,13 @@ pub use device_builds::LoadedBinary;
 /// First bytes of a cranecl program binary.
 pub const BINARY_MAGIC: &[u8; 8] = b"CRANECL\x02";
 
+/// Bit of a binary's type word: the code was built for uniform work-groups (an
+/// OpenCL C 1.x source, `-cl-uniform-work-group-size`). A program created from the
+/// binary and built with its own options keeps that, as the source build did: the
+/// same kernels, enqueued with the same rules and compiled for full sub-groups
+/// (pyopencl's cache hands programs back as binaries). Older binaries lack the bit.
+const BINARY_UNIFORM_WORK_GROUPS: u32 = 1 << 16;
+
 /// Where the program's code came from.
 #[derive(Clone, Debug)]
 pub enum ProgramSource {
@@ -386,8 +393,13 @@ impl Program {
                 format!("invalid build options: {msg}\n"),
             )
         })?;
+        // A binary keeps the uniformity it was built with unless the options name an
+        // OpenCL C version that allows ragged work-groups (pyopencl rebuilds its cached
+        // binaries with its `-I` option).
         let uniform =
-            requires_uniform_work_groups(&opts, matches!(self.source, ProgramSource::Source(_)));
+            requires_uniform_work_groups(&opts, matches!(self.source, ProgramSource::Source(_)))
+                || (loaded.is_some_and(|l| l.uniform_work_groups)
+                    && (opts.cl_std.is_none() || !opts.non_uniform_work_groups()));
         let mut log = String::new();
         let words = match (&self.source, loaded) {
             (ProgramSource::Source(src), _) => match build::compile_source(src, &opts) {
@@ -449,9 +461,11 @@ impl Program {
                 |(i, st)| match (st.status, self.builds.loaded(i), &st.spirv) {
                     // Not built since it was loaded: the binary it was created from.
                     (CL_BUILD_NONE, Some(l), _) => {
-                        encode_binary(&l.spirv, &l.options, l.binary_type)
+                        encode_binary(&l.spirv, &l.options, l.binary_type, l.uniform_work_groups)
                     }
-                    (_, _, Some(spirv)) => encode_binary(spirv, &st.options, st.binary_type),
+                    (_, _, Some(spirv)) => {
+                        encode_binary(spirv, &st.options, st.binary_type, st.uniform_work_groups)
+                    }
                     _ => Vec::new(),
                 },
             )
@@ -707,11 +721,21 @@ fn requires_uniform_work_groups(opts: &BuildOptions, from_source: bool) -> bool 
     }
 }
 
-/// Serializes a program binary.
-pub fn encode_binary(spirv: &[u32], options: &str, binary_type: cl_program_binary_type) -> Vec<u8> {
+/// Serializes a program binary (`uniform`: built for uniform work-groups).
+pub fn encode_binary(
+    spirv: &[u32],
+    options: &str,
+    binary_type: cl_program_binary_type,
+    uniform: bool,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(20 + options.len() + spirv.len() * 4);
     out.extend_from_slice(BINARY_MAGIC);
-    out.extend_from_slice(&binary_type.to_le_bytes());
+    let flags = if uniform {
+        BINARY_UNIFORM_WORK_GROUPS
+    } else {
+        0
+    };
+    out.extend_from_slice(&(binary_type | flags).to_le_bytes());
     out.extend_from_slice(&u32::try_from(options.len()).unwrap_or(0).to_le_bytes());
     out.extend_from_slice(&u32::try_from(spirv.len()).unwrap_or(0).to_le_bytes());
     if u32::try_from(options.len()).is_ok() {
@@ -724,12 +748,14 @@ pub fn encode_binary(spirv: &[u32], options: &str, binary_type: cl_program_binar
 }
 
 /// Parses a program binary (`CL_INVALID_BINARY` if it is not ours or is damaged).
-pub fn decode_binary(bytes: &[u8]) -> CLResult<(Vec<u32>, String, cl_program_binary_type)> {
+pub fn decode_binary(bytes: &[u8]) -> CLResult<LoadedBinary> {
     let rest = bytes
         .strip_prefix(BINARY_MAGIC.as_slice())
         .ok_or(CL_INVALID_BINARY)?;
     let ty = rest.get(..4).ok_or(CL_INVALID_BINARY)?;
-    let binary_type = u32::from_le_bytes([ty[0], ty[1], ty[2], ty[3]]) as cl_program_binary_type;
+    let word0 = u32::from_le_bytes([ty[0], ty[1], ty[2], ty[3]]);
+    let uniform_work_groups = word0 & BINARY_UNIFORM_WORK_GROUPS != 0;
+    let binary_type = (word0 & !BINARY_UNIFORM_WORK_GROUPS) as cl_program_binary_type;
     if !matches!(
         binary_type,
         CL_PROGRAM_BINARY_TYPE_EXECUTABLE
@@ -761,7 +787,12 @@ pub fn decode_binary(bytes: &[u8]) -> CLResult<(Vec<u32>, String, cl_program_bin
     if spirv[0] != 0x0723_0203 {
         return Err(CL_INVALID_BINARY);
     }
-    Ok((spirv, options, binary_type))
+    Ok(LoadedBinary {
+        spirv: Arc::new(spirv),
+        options,
+        binary_type,
+        uniform_work_groups,
+    })
 }
 
 /// SPIR-V bytes as words, in either byte order (clCreateProgramWithIL);
@@ -788,15 +819,20 @@ mod tests {
     #[test]
     fn binary_round_trip() {
         let spirv = vec![0x0723_0203, 0x0001_0000, 0, 10, 0, 42];
-        let bin = encode_binary(&spirv, "-cl-mad-enable", CL_PROGRAM_BINARY_TYPE_LIBRARY);
-        assert_eq!(
-            decode_binary(&bin),
-            Ok((
-                spirv,
-                "-cl-mad-enable".to_string(),
-                CL_PROGRAM_BINARY_TYPE_LIBRARY
-            ))
-        );
+        for uniform in [false, true] {
+            let bin = encode_binary(
+                &spirv,
+                "-cl-mad-enable",
+                CL_PROGRAM_BINARY_TYPE_LIBRARY,
+                uniform,
+            );
+            let l = decode_binary(&bin).expect("decodes");
+            assert_eq!(*l.spirv, spirv);
+            assert_eq!(l.options, "-cl-mad-enable");
+            assert_eq!(l.binary_type, CL_PROGRAM_BINARY_TYPE_LIBRARY);
+            assert_eq!(l.uniform_work_groups, uniform);
+        }
+        let bin = encode_binary(&spirv, "", CL_PROGRAM_BINARY_TYPE_LIBRARY, false);
         assert_eq!(decode_binary(&bin[..bin.len() - 1]), Err(CL_INVALID_BINARY));
         assert_eq!(decode_binary(b"garbage!garbage!"), Err(CL_INVALID_BINARY));
     }

@@ -3,7 +3,7 @@
 use cranecl_jit::CompileErrorKind;
 use cranecl_runtime::context::Context;
 use cranecl_runtime::object::ApiObject;
-use cranecl_runtime::program::{self as rt, LoadedBinary, Program, ProgramSource};
+use cranecl_runtime::program::{self as rt, Program, ProgramSource};
 
 use cranecl_runtime::platform::Device;
 
@@ -123,11 +123,7 @@ cl_entry! {
                 continue;
             }
             match rt::decode_binary(util::slice(bins[i], lens[i])?) {
-                Ok((spirv, options, binary_type)) => decoded.push(LoadedBinary {
-                    spirv: Arc::new(spirv),
-                    options,
-                    binary_type,
-                }),
+                Ok(loaded) => decoded.push(loaded),
                 Err(code) => {
                     status[i] = code;
                     result = result.and(Err(CL_INVALID_BINARY));

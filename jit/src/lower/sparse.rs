@@ -95,6 +95,13 @@ impl Tr<'_, '_> {
 
     /// The loads of [`super::memory`]'s per-lane path for the active lanes only
     /// (inactive lanes get zeros).
+    ///
+    /// One active lane (boundary code: `if (lx == 0) ... = in[..]`) loads its scalar
+    /// and masks a splat of it. Two or more go through the stack slot: each lane's
+    /// scalar stored in its place, the vectors read back once the loop is done. A
+    /// vector load that overlaps earlier narrow stores cannot take its data from the
+    /// store buffer and waits until they retire (some 15 cycles), which the one-lane
+    /// path, the common case, avoids.
     pub(super) fn sparse_load(
         &mut self,
         p: &Lv,
@@ -105,6 +112,41 @@ impl Tr<'_, '_> {
         let tfl = ir::MemFlagsData::trusted();
         let area = self.sparse_area();
         self.spill_lanes(Elem::I64, p, area, 0);
+        let m = self.mask.clone();
+        let bits = self.mask_bits(&m);
+        let count = self.b.ins().popcnt(bits);
+        let one = self.b.ins().icmp_imm_s(IntCC::Equal, count, 1);
+        let [single, several, join] = [(); 3].map(|_| self.b.create_block());
+        let mut tys = Vec::new();
+        for e in elems {
+            let (ty, _) = e.chunk();
+            for _ in 0..self.nchunks(*e) {
+                self.b.append_block_param(join, ty);
+                tys.push(ty);
+            }
+        }
+        self.b.ins().brif(one, single, &[], several, &[]);
+
+        self.b.switch_to_block(single);
+        self.b.seal_block(single);
+        let lane = self.b.ins().ctz(bits);
+        let lane = self.b.ins().uextend(types::I64, lane);
+        let a_at = self.lane_addr(area, 0, lane, 8);
+        let a = self.b.ins().load(types::I64, tfl, a_at, 0);
+        let mut args = Vec::new();
+        for (e, o) in elems.iter().zip(offs) {
+            let v = self.b.ins().load(e.scalar(), fl, a, *o as i32);
+            let (ty, _) = e.chunk();
+            let s = self.b.ins().splat(ty, v);
+            let z = self.vconst_bytes(ty, vec![0; 16]);
+            let n = self.nchunks(*e);
+            let r = self.select_vec(*e, &m, &Lv::V(vec![s; n]), &Lv::V(vec![z; n]));
+            args.extend(self.chunks_of(*e, &r).into_iter().map(ir::BlockArg::Value));
+        }
+        self.b.ins().jump(join, &args);
+
+        self.b.switch_to_block(several);
+        self.b.seal_block(several);
         for (k, e) in elems.iter().enumerate() {
             let (ty, _) = e.chunk();
             let z = Lv::V(vec![self.vconst_bytes(ty, vec![0; 16]); self.nchunks(*e)]);
@@ -122,21 +164,32 @@ impl Tr<'_, '_> {
             }
             Ok(())
         })?;
+        let mut args = Vec::new();
+        for (k, e) in elems.iter().enumerate() {
+            let (ty, _) = e.chunk();
+            let at = self.leaf_area(k);
+            for c in 0..self.nchunks(*e) {
+                let v = self
+                    .b
+                    .ins()
+                    .load(ty, tfl, area, (at + 16 * c as u32) as i32);
+                args.push(ir::BlockArg::Value(v));
+            }
+        }
+        self.b.ins().jump(join, &args);
+
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        let out = self.b.block_params(join).to_vec();
+        debug_assert_eq!(out.len(), tys.len());
+        let mut k0 = 0;
         Ok(elems
             .iter()
-            .enumerate()
-            .map(|(k, e)| {
-                let (ty, _) = e.chunk();
-                let at = self.leaf_area(k);
-                Lv::V(
-                    (0..self.nchunks(*e))
-                        .map(|c| {
-                            self.b
-                                .ins()
-                                .load(ty, tfl, area, (at + 16 * c as u32) as i32)
-                        })
-                        .collect(),
-                )
+            .map(|e| {
+                let n = self.nchunks(*e);
+                let lv = Lv::V(out[k0..k0 + n].to_vec());
+                k0 += n;
+                lv
             })
             .collect())
     }

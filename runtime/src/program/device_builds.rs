@@ -16,7 +16,7 @@ use crate::platform::Device;
 use crate::CLResult;
 
 /// A binary given to `clCreateProgramWithBinary` for one device.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LoadedBinary {
     /// The SPIR-V it carries.
     pub spirv: Arc<Vec<u32>>,
@@ -24,6 +24,8 @@ pub struct LoadedBinary {
     pub options: String,
     /// Executable, compiled object or library.
     pub binary_type: cl_program_binary_type,
+    /// Built for uniform work-groups (kept when rebuilt with its own options).
+    pub uniform_work_groups: bool,
 }
 
 /// Build states of a program's devices.
