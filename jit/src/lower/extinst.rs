@@ -184,6 +184,9 @@ impl Tr<'_, '_> {
         if let Some(v) = self.ext_inline(op, &vals, &elems)? {
             return Ok(Some(Val { leaves: v, elems }));
         }
+        if let Some(v) = self.pow_const(op, &vals, &elems)? {
+            return Ok(Some(Val { leaves: v, elems }));
+        }
         if let Some(v) = self.vmath(op, &vals, &elems)? {
             return Ok(Some(Val { leaves: v, elems }));
         }

@@ -39,6 +39,7 @@ mod memory;
 mod mul64;
 mod per_lane;
 mod pipe;
+mod pow_const;
 mod printf;
 mod redundant_params;
 mod remat;
