@@ -540,7 +540,7 @@ impl Tr<'_, '_> {
                             return self.branch_full(bi, *t, *fl, &m, &cm);
                         }
                         let mt = self.mask_and(&m, &cm);
-                        let mf = self.mask_rest(&m, &mt, &cm);
+                        let mf = self.mask_and_not(&m, &cm);
                         self.edge(bi, *t, &mt, false)?;
                         self.edge(bi, *fl, &mf, false)?;
                     }
@@ -635,7 +635,7 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(b_mixed);
         self.b.seal_block(b_mixed);
         let mt = self.mask_and(m, cm);
-        let mf = self.mask_rest(m, &mt, cm);
+        let mf = self.mask_and_not(m, cm);
         self.edge(bi, t, &mt, true)?;
         self.edge(bi, f, &mf, true)?;
         self.b.ins().jump(join, &[]);

@@ -359,21 +359,6 @@ impl Tr<'_, '_> {
             .collect()
     }
 
-    /// The lanes of `m` outside `taken = m & c`, the other side of a split of `m` by the
-    /// condition `c`: `m ^ taken` rather than `m & !c`, so that the condition's
-    /// register dies at the split instead of living on (with `m` and `taken`) to
-    /// wherever the other side is used (measured: one vector register fewer across a
-    /// divergent loop's exit test, a spill fewer in mandelbrot's loop).
-    pub fn mask_rest(&mut self, m: &[Value], taken: &[Value], c: &[Value]) -> Vec<Value> {
-        if self.is_full_const(m) {
-            return self.mask_and_not(m, c);
-        }
-        m.iter()
-            .zip(taken)
-            .map(|(x, y)| self.b.ins().bxor(*x, *y))
-            .collect()
-    }
-
     pub fn mask_or(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
         a.iter()
             .zip(b)
