@@ -462,13 +462,22 @@ impl Tr<'_, '_> {
         k: usize,
         extra: &[(Variable, ir::Type)],
     ) -> Result<(), CompileError> {
-        let point = self
-            .regions
-            .points
-            .iter()
-            .rposition(|p| *p == (bi, k))
-            .ok_or_else(|| CompileError::codegen("barrier point not found"))?;
+        let point = self.point_index(bi, k, true)?;
         self.split_at(point, bi, extra, false)
+    }
+
+    /// The index in `regions.points` of instruction `k` of block `bi`: its last
+    /// point (`last`; a collective with two points splits at the second), else its
+    /// first.
+    fn point_index(&self, bi: usize, k: usize, last: bool) -> Result<usize, CompileError> {
+        let mut points = self.regions.points.iter();
+        let at = |p: &(usize, usize)| *p == (bi, k);
+        if last {
+            points.rposition(at)
+        } else {
+            points.position(at)
+        }
+        .ok_or_else(|| CompileError::codegen("barrier point not found"))
     }
 
     /// In a kernel that yields, the first of a collective's two points (all arrive),
@@ -479,12 +488,7 @@ impl Tr<'_, '_> {
         k: usize,
         keep: &[(Variable, ir::Type)],
     ) -> Result<(), CompileError> {
-        let point = self
-            .regions
-            .points
-            .iter()
-            .position(|p| *p == (bi, k))
-            .ok_or_else(|| CompileError::codegen("collective point not found"))?;
+        let point = self.point_index(bi, k, false)?;
         self.split_at(point, bi, keep, false)
     }
 
