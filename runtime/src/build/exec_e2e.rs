@@ -10,6 +10,7 @@ use std::sync::Arc;
 use cranecl_jit::{ArgKind, CompiledKernel};
 
 use crate::build::{BuildOptions, Frontend};
+use crate::exec::tests::nd;
 use crate::exec::*;
 
 /// Compiles `source` (clang, then the jit) and returns kernel `name`.
@@ -70,15 +71,6 @@ fn launch(kernel: &Arc<CompiledKernel>, args: &[Arg], ndrange: NdRange) -> Launc
         local_args,
         ndrange,
         threads: num_workers(),
-    }
-}
-
-fn nd(work_dim: u32, offset: [usize; 3], global: [usize; 3], local: [usize; 3]) -> NdRange {
-    NdRange {
-        work_dim,
-        global_offset: offset,
-        global_size: global,
-        local_size: local,
     }
 }
 

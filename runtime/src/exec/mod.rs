@@ -25,7 +25,7 @@ pub(crate) mod pool;
 mod progress;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::sync::Arc;
 

@@ -226,7 +226,13 @@ fn run_on_threads(
     recorder
 }
 
-fn nd(work_dim: u32, offset: [usize; 3], global: [usize; 3], local: [usize; 3]) -> NdRange {
+/// An ND-range of `work_dim` dimensions (also used by `build::exec_e2e`).
+pub(crate) fn nd(
+    work_dim: u32,
+    offset: [usize; 3],
+    global: [usize; 3],
+    local: [usize; 3],
+) -> NdRange {
     NdRange {
         work_dim,
         global_offset: offset,
