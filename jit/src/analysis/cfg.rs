@@ -105,25 +105,7 @@ impl Cfg {
 
     /// Reverse post-order of reachable blocks.
     pub fn rpo(&self) -> Vec<usize> {
-        let n = self.succs.len();
-        let mut seen = vec![false; n];
-        let mut post = Vec::with_capacity(n);
-        let mut stack = vec![(0usize, 0usize)];
-        seen[0] = true;
-        while let Some((b, i)) = stack.pop() {
-            if i < self.succs[b].len() {
-                stack.push((b, i + 1));
-                let s = self.succs[b][i];
-                if !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
-                }
-            } else {
-                post.push(b);
-            }
-        }
-        post.reverse();
-        post
+        reverse_post_order(&self.succs)
     }
 
     fn dominators(&mut self) {
@@ -506,6 +488,33 @@ impl Cfg {
         }
         out
     }
+}
+
+/// The blocks reachable from block 0 in reverse post-order (block 0 first), by an
+/// iterative depth-first walk (graphs may be deep). Shared by [`Cfg`] and the SPIR-V
+/// validator, which needs dominators before a `Cfg` can be built.
+pub(crate) fn reverse_post_order(succs: &[Vec<usize>]) -> Vec<usize> {
+    let n = succs.len();
+    let mut post = Vec::with_capacity(n);
+    if n == 0 {
+        return post;
+    }
+    let mut seen = vec![false; n];
+    let mut stack = vec![(0usize, 0usize)];
+    seen[0] = true;
+    while let Some((b, i)) = stack.pop() {
+        if let Some(&s) = succs[b].get(i) {
+            stack.push((b, i + 1));
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+        }
+    }
+    post.reverse();
+    post
 }
 
 /// Cooper, Harvey, Kennedy ("A Simple, Fast Dominance Algorithm"): the immediate

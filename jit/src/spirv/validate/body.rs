@@ -7,67 +7,21 @@
 use std::collections::HashMap;
 
 use super::{err, Validator, Values};
+use crate::analysis::cfg::{immediate_dominators, reverse_post_order};
 use crate::spirv::for_each_operand;
 use crate::spirv::{Function, Id, Op, Storage, Terminator, Type};
 use crate::CompileError;
 
 /// Immediate dominators of the blocks reachable from block 0 (`usize::MAX` for
-/// unreachable ones), by Cooper, Harvey and Kennedy's iteration over the reverse
-/// post-order.
+/// unreachable ones), by the same algorithm as the lowering's `Cfg`.
 fn dominators(succs: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<usize> {
     let n = succs.len();
-    let mut post = Vec::with_capacity(n);
-    let mut seen = vec![false; n];
-    let mut stack = vec![(0usize, 0usize)];
-    seen[0] = true;
-    while let Some((b, i)) = stack.pop() {
-        if let Some(&s) = succs[b].get(i) {
-            stack.push((b, i + 1));
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-        }
+    let rpo = reverse_post_order(succs);
+    let mut pos = vec![usize::MAX; n];
+    for (i, &b) in rpo.iter().enumerate() {
+        pos[b] = i;
     }
-    let mut order = vec![usize::MAX; n];
-    for (i, b) in post.iter().enumerate() {
-        order[*b] = i;
-    }
-    let mut idom = vec![usize::MAX; n];
-    idom[0] = 0;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in post.iter().rev().skip(1) {
-            let mut new = usize::MAX;
-            for &p in &preds[b] {
-                if idom[p] == usize::MAX {
-                    continue;
-                }
-                new = if new == usize::MAX {
-                    p
-                } else {
-                    let (mut x, mut y) = (p, new);
-                    while x != y {
-                        while order[x] < order[y] {
-                            x = idom[x];
-                        }
-                        while order[y] < order[x] {
-                            y = idom[y];
-                        }
-                    }
-                    x
-                };
-            }
-            if new != usize::MAX && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
-    }
-    idom
+    immediate_dominators(&rpo, &pos, n, |b| preds[b].clone())
 }
 
 /// Whether `a` dominates `b` (both reachable).
