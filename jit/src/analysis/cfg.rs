@@ -105,7 +105,7 @@ impl Cfg {
 
     /// Reverse post-order of reachable blocks.
     pub fn rpo(&self) -> Vec<usize> {
-        reverse_post_order(&self.succs)
+        reverse_post_order(self.succs.len(), 0, |b| &self.succs[b])
     }
 
     fn dominators(&mut self) {
@@ -490,20 +490,24 @@ impl Cfg {
     }
 }
 
-/// The blocks reachable from block 0 in reverse post-order (block 0 first), by an
-/// iterative depth-first walk (graphs may be deep). Shared by [`Cfg`] and the SPIR-V
-/// validator, which needs dominators before a `Cfg` can be built.
-pub(crate) fn reverse_post_order(succs: &[Vec<usize>]) -> Vec<usize> {
-    let n = succs.len();
+/// The nodes of a graph of `n` nodes reachable from `root`, in reverse post-order
+/// (`root` first), by an iterative depth-first walk (graphs may be deep). Shared by
+/// [`Cfg`], the SPIR-V validator (which needs dominators before a `Cfg` can be built)
+/// and `analysis::reconverge` (on the reversed graph).
+pub(crate) fn reverse_post_order<'a>(
+    n: usize,
+    root: usize,
+    succs: impl Fn(usize) -> &'a [usize],
+) -> Vec<usize> {
     let mut post = Vec::with_capacity(n);
-    if n == 0 {
+    if root >= n {
         return post;
     }
     let mut seen = vec![false; n];
-    let mut stack = vec![(0usize, 0usize)];
-    seen[0] = true;
+    let mut stack = vec![(root, 0usize)];
+    seen[root] = true;
     while let Some((b, i)) = stack.pop() {
-        if let Some(&s) = succs[b].get(i) {
+        if let Some(&s) = succs(b).get(i) {
             stack.push((b, i + 1));
             if !seen[s] {
                 seen[s] = true;

@@ -34,30 +34,14 @@ pub fn entry_mask_blocks(cfg: &Cfg) -> Vec<bool> {
             &cfg.preds[b]
         }
     };
-    let mut seen = vec![false; n + 1];
-    let mut post = Vec::with_capacity(n + 1);
-    let mut stack = vec![(x, 0usize)];
-    seen[x] = true;
-    while let Some((b, i)) = stack.pop() {
-        let ss = rsuccs(b);
-        if let Some(&s) = ss.get(i) {
-            stack.push((b, i + 1));
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-        }
-    }
-    post.reverse();
-    if !seen[0] {
-        // The entry reaches no exit.
-        return out;
-    }
+    let post = crate::analysis::cfg::reverse_post_order(n + 1, x, rsuccs);
     let mut pos = vec![usize::MAX; n + 1];
     for (i, b) in post.iter().enumerate() {
         pos[*b] = i;
+    }
+    if pos[0] == usize::MAX {
+        // The entry reaches no exit.
+        return out;
     }
     // Cooper, Harvey, Kennedy on the reversed graph: a block's predecessors there are
     // its successors here (and `x` for exits).

@@ -16,7 +16,7 @@ use crate::CompileError;
 /// unreachable ones), by the same algorithm as the lowering's `Cfg`.
 fn dominators(succs: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<usize> {
     let n = succs.len();
-    let rpo = reverse_post_order(succs);
+    let rpo = reverse_post_order(n, 0, |b| &succs[b]);
     let mut pos = vec![usize::MAX; n];
     for (i, &b) in rpo.iter().enumerate() {
         pos[b] = i;
