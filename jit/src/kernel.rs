@@ -88,6 +88,28 @@ pub struct KernelInfo {
 }
 
 impl KernelInfo {
+    /// A kernel named `name` at sub-group width `sub_group_width` with no arguments,
+    /// attributes, memory needs or special features: the base that the runtime's tests
+    /// and benchmarks complete with struct-update syntax.
+    pub fn new(name: &str, sub_group_width: u32) -> Self {
+        KernelInfo {
+            name: name.into(),
+            args: Vec::new(),
+            arg_block_size: 0,
+            sub_group_width,
+            reqd_work_group_size: None,
+            work_group_size_hint: None,
+            attributes: String::new(),
+            static_local_bytes: 0,
+            scratch_bytes_per_sub_group: 0,
+            private_bytes_per_item: 0,
+            has_barriers: false,
+            frame_bytes: 0,
+            required_num_sub_groups: None,
+            device_enqueue: false,
+        }
+    }
+
     /// Number of sub-groups of a work-group of size `local` (`get_num_sub_groups`):
     /// sub-group `s` holds the work-items with linear local ids `s*W .. s*W+W-1`
     /// (x fastest), so this is `ceil(lx*ly*lz / W)`.

@@ -52,20 +52,8 @@ struct NoCode;
 
 fn kernel(entry: KernelEntryFn) -> Arc<CompiledKernel> {
     let info = KernelInfo {
-        name: "bench".into(),
-        args: Vec::new(),
         arg_block_size: 8,
-        sub_group_width: 8,
-        reqd_work_group_size: None,
-        work_group_size_hint: None,
-        attributes: String::new(),
-        static_local_bytes: 0,
-        scratch_bytes_per_sub_group: 0,
-        private_bytes_per_item: 0,
-        frame_bytes: 0,
-        has_barriers: false,
-        required_num_sub_groups: None,
-        device_enqueue: false,
+        ..KernelInfo::new("bench", 8)
     };
     Arc::new(CompiledKernel::new(info, entry, Arc::new(NoCode)))
 }

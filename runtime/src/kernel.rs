@@ -568,24 +568,14 @@ mod tests {
 
     fn info(reqd: Option<[u32; 3]>) -> KernelInfo {
         KernelInfo {
-            name: "k".into(),
             args: vec![
                 arg(ArgKind::GlobalPtr, 8, 0, AddressQualifier::Global),
                 arg(ArgKind::Value, 4, 8, AddressQualifier::Private),
                 arg(ArgKind::LocalPtr, 8, 16, AddressQualifier::Local),
             ],
             arg_block_size: 24,
-            sub_group_width: 8,
             reqd_work_group_size: reqd,
-            work_group_size_hint: None,
-            attributes: String::new(),
-            static_local_bytes: 0,
-            scratch_bytes_per_sub_group: 0,
-            private_bytes_per_item: 0,
-            frame_bytes: 0,
-            has_barriers: false,
-            required_num_sub_groups: None,
-            device_enqueue: false,
+            ..KernelInfo::new("k", 8)
         }
     }
 

@@ -168,22 +168,7 @@ mod tests {
     use cranecl_jit::KernelInfo;
 
     pub(crate) fn info(width: u32) -> KernelInfo {
-        KernelInfo {
-            name: "k".into(),
-            args: Vec::new(),
-            arg_block_size: 0,
-            sub_group_width: width,
-            reqd_work_group_size: None,
-            work_group_size_hint: None,
-            attributes: String::new(),
-            static_local_bytes: 0,
-            scratch_bytes_per_sub_group: 0,
-            private_bytes_per_item: 0,
-            frame_bytes: 0,
-            has_barriers: false,
-            required_num_sub_groups: None,
-            device_enqueue: false,
-        }
+        KernelInfo::new("k", width)
     }
 
     #[test]

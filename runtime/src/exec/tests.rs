@@ -135,20 +135,11 @@ fn fake_kernel(
     arg_block_size: usize,
 ) -> Arc<CompiledKernel> {
     let info = KernelInfo {
-        name: "recording_kernel".into(),
-        args: Vec::new(),
         arg_block_size,
-        sub_group_width: width,
-        reqd_work_group_size: None,
-        work_group_size_hint: None,
-        attributes: String::new(),
         static_local_bytes,
         scratch_bytes_per_sub_group: scratch_per_sub_group,
-        private_bytes_per_item: 0,
-        frame_bytes: 0,
         has_barriers: scratch_per_sub_group > 0,
-        required_num_sub_groups: None,
-        device_enqueue: false,
+        ..KernelInfo::new("recording_kernel", width)
     };
     Arc::new(CompiledKernel::new(info, recording_kernel, Arc::new(Code)))
 }
