@@ -22,12 +22,21 @@ kernel void k(global const uint *a, global const uint *b, global const ulong *w,
     ulong p3 = (big >> 32) * (big & 0xffffffffUL);/* shifted times masked */
     ulong p4 = big * (ulong)x;                    /* general 64-bit product */
     ulong p5 = big * 0x1234567890abcdefUL;        /* general times a big constant */
-    o[6 * i + 0] = p0;
-    o[6 * i + 1] = p1;
-    o[6 * i + 2] = p2;
-    o[6 * i + 3] = p3;
-    o[6 * i + 4] = p4;
-    o[6 * i + 5] = p5;
+    /* Philox's key words packed in one ulong: xor/or of a shifted and a masked
+       value still has a zero upper half */
+    ulong p6 = ((big >> 32) ^ (p4 & 0xffffffffUL)) * 0xCD9E8D57UL;
+    ulong p7 = ((big >> 40) | (ulong)y) * (big & 0xffffffffUL);
+    /* ... but not when one side has upper bits */
+    ulong p8 = ((big >> 32) ^ p5) * 0xCD9E8D57UL;
+    o[9 * i + 6] = p6;
+    o[9 * i + 7] = p7;
+    o[9 * i + 8] = p8;
+    o[9 * i + 0] = p0;
+    o[9 * i + 1] = p1;
+    o[9 * i + 2] = p2;
+    o[9 * i + 3] = p3;
+    o[9 * i + 4] = p4;
+    o[9 * i + 5] = p5;
     /* Philox-style round: high and low halves as uint (truncations of ulong lanes) */
     t[7 * i + 0] = (uint)(p1 >> 32) ^ y ^ (uint)big;
     t[7 * i + 1] = (uint)p1;
@@ -48,7 +57,7 @@ kernel void k(global const uint *a, global const uint *b, global const ulong *w,
     let ab = ctx.buffer_from(&a);
     let bb = ctx.buffer_from(&b);
     let wb = ctx.buffer_from(&w);
-    let ob = ctx.buffer_zeroed::<u64>(6 * n);
+    let ob = ctx.buffer_zeroed::<u64>(9 * n);
     let tb = ctx.buffer_zeroed::<u32>(7 * n);
     // Local size 7: partial sub-groups as well as full ones.
     run_with_buffers(
@@ -60,7 +69,7 @@ kernel void k(global const uint *a, global const uint *b, global const ulong *w,
         &[n],
         Some(&[7]),
     );
-    let o = ctx.read::<u64>(&ob, 6 * n);
+    let o = ctx.read::<u64>(&ob, 9 * n);
     let t = ctx.read::<u32>(&tb, 7 * n);
     for i in 0..n {
         let (x, y, big) = (u64::from(a[i]), u64::from(b[i]), w[i]);
@@ -72,8 +81,11 @@ kernel void k(global const uint *a, global const uint *b, global const ulong *w,
             (big >> 32) * (big & 0xffff_ffff),
             big.wrapping_mul(x),
             big.wrapping_mul(0x1234_5678_90ab_cdef),
+            ((big >> 32) ^ (big.wrapping_mul(x) & 0xffff_ffff)) * 0xCD9E_8D57,
+            ((big >> 40) | y) * (big & 0xffff_ffff),
+            ((big >> 32) ^ big.wrapping_mul(0x1234_5678_90ab_cdef)).wrapping_mul(0xCD9E_8D57),
         ];
-        assert_eq!(&o[6 * i..6 * i + 6], &want, "products of item {i}");
+        assert_eq!(&o[9 * i..9 * i + 9], &want, "products of item {i}");
         let shi = |p: i32, q: i32| ((i64::from(p) * i64::from(q)) >> 32) as i32;
         let want_t = [
             (p1 >> 32) as u32 ^ b[i] ^ big as u32,

@@ -24,6 +24,10 @@ enum Widened {
     Masked,
 }
 
+/// How many bitwise operations [`Tr::widened_u32`] looks through: Philox needs two
+/// (`(k >> 32) ^ (p & m)`).
+const WIDENED_DEPTH: u32 = 4;
+
 impl Tr<'_, '_> {
     /// `mul_hi` of 32-bit lanes (`signed` for `int`): the widening products of the low
     /// and the high lane pairs of each chunk (one `pmuludq`/`pmuldq` each), their high
@@ -83,6 +87,12 @@ impl Tr<'_, '_> {
 
     /// What makes `v` a chunk of zero-extended `u32` lanes, if anything visible.
     fn widened_u32(&self, v: Value) -> Option<Widened> {
+        self.widened_within(v, WIDENED_DEPTH)
+    }
+
+    /// [`Self::widened_u32`], looking through at most `depth` bitwise operations (a
+    /// bound on the walk, which could otherwise revisit shared operands exponentially).
+    fn widened_within(&self, v: Value, depth: u32) -> Option<Widened> {
         let dfg = &self.b.func.dfg;
         if dfg.value_type(v) != types::I64X2 {
             return None;
@@ -102,17 +112,22 @@ impl Tr<'_, '_> {
                 let c = self.const_of(arg)?;
                 u32::try_from(c).ok().map(Widened::Const)
             }
+            // `x & m` has a zero upper half when either side has one.
             ir::InstructionData::Binary {
                 opcode: ir::Opcode::Band,
                 args,
             } => args
                 .iter()
-                .any(|a| {
-                    matches!(
-                        self.widened_u32(*a),
-                        Some(Widened::Const(_) | Widened::Masked)
-                    )
-                })
+                .any(|a| depth > 0 && self.widened_within(*a, depth - 1).is_some())
+                .then_some(Widened::Masked),
+            // `x ^ y` and `x | y` when both sides have: Philox's two key words packed
+            // in one `ulong` by clang, `(k >> 32) ^ (p & 0xffffffff)`.
+            ir::InstructionData::Binary {
+                opcode: ir::Opcode::Bxor | ir::Opcode::Bor,
+                args,
+            } => args
+                .iter()
+                .all(|a| depth > 0 && self.widened_within(*a, depth - 1).is_some())
                 .then_some(Widened::Masked),
             ir::InstructionData::Binary {
                 opcode: ir::Opcode::Ushr,
