@@ -84,7 +84,7 @@ impl Tr<'_, '_> {
             } => self.chain_form(*base, *element, indices)?,
             _ => None,
         };
-        if let Some((form @ Lv::A(..), Some(ok))) = hint {
+        if let Some((form @ (Lv::A(..) | Lv::U(_)), Some(ok))) = hint {
             self.hints.insert(r, Hint { form, ok });
         }
         Ok(())
@@ -162,10 +162,20 @@ impl Tr<'_, '_> {
         to: Elem,
         signed: bool,
     ) -> Option<Form> {
-        let Lv::A(b, s) = f else {
-            return None;
+        let (b, s) = match f {
+            Lv::A(b, s) => (*b, *s),
+            // One value in every lane: converts as a scalar.
+            Lv::U(b) => {
+                let nb = match to.bits().cmp(&from.bits()) {
+                    std::cmp::Ordering::Less => self.b.ins().ireduce(to.scalar(), *b),
+                    std::cmp::Ordering::Equal => *b,
+                    std::cmp::Ordering::Greater if signed => self.b.ins().sextend(to.scalar(), *b),
+                    std::cmp::Ordering::Greater => self.b.ins().uextend(to.scalar(), *b),
+                };
+                return Some((Lv::U(nb), ok));
+            }
+            _ => return None,
         };
-        let (b, s) = (*b, *s);
         if to.bits() <= from.bits() {
             // Truncation commutes with the affine form.
             let nb = if to.bits() < from.bits() {
@@ -197,9 +207,19 @@ impl Tr<'_, '_> {
         b: Id,
     ) -> Result<Option<Form>, CompileError> {
         if !self.hints.contains_key(&a) && !self.hints.contains_key(&b) {
-            // Unhinted affine operands: only right shifts and masks of affine values
-            // that were not known to be exact start a hint.
-            if !matches!(op, BinOp::AShr | BinOp::LShr | BinOp::And) {
+            // Unhinted affine operands: only right shifts, masks and divisions of
+            // affine values (that were not known to be exact) start a hint.
+            if !matches!(
+                op,
+                BinOp::AShr
+                    | BinOp::LShr
+                    | BinOp::And
+                    | BinOp::UDiv
+                    | BinOp::SDiv
+                    | BinOp::UMod
+                    | BinOp::SRem
+                    | BinOp::SMod
+            ) {
                 return Ok(None);
             }
         }
@@ -215,7 +235,16 @@ impl Tr<'_, '_> {
             (BinOp::IAdd | BinOp::ISub | BinOp::IMul | BinOp::Shl, _, _) => {
                 // Homomorphic modulo 2^n: the condition carries over.
                 let r = self.int_binary(op, e, &fa, &fb, crate::analysis::exact::Fact::NONE)?;
-                matches!(r, Lv::A(..)).then_some((r, ok))
+                matches!(r, Lv::A(..) | Lv::U(_)).then_some((r, ok))
+            }
+            (
+                BinOp::UDiv | BinOp::SDiv | BinOp::UMod | BinOp::SRem | BinOp::SMod,
+                Lv::A(x, s),
+                Some(c),
+            ) => {
+                let (x, s) = (*x, *s);
+                self.div_form(op, e, x, s, c)
+                    .map(|(f, w)| (f, self.and_ok(ok, Some(w))))
             }
             (BinOp::AShr | BinOp::LShr, Lv::A(x, s), Some(c)) => {
                 let c = c & i64::from(e.bits() - 1);

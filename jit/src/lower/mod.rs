@@ -31,6 +31,7 @@ mod group;
 mod group_khr;
 mod half;
 mod hint;
+mod hint_div;
 mod inst;
 mod int_vec;
 mod lane_scalars;
