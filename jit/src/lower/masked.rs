@@ -40,6 +40,7 @@ impl Tr<'_, '_> {
             return self.emit_body_uniform(resume, exit);
         }
         self.masked_body = true;
+        self.single_lane_blocks.clear();
         let r = self.emit_masked_body(resume, exit);
         self.masked_body = false;
         self.body_state = None;
@@ -579,7 +580,13 @@ impl Tr<'_, '_> {
 
     /// Lowers the instructions and terminator of block `bi` under `self.mask`.
     pub(crate) fn lower_block(&mut self, bi: usize) -> Result<(), CompileError> {
-        self.lower_block_insts(bi)?;
+        let single = self.enter_single_lane(bi)?;
+        let r = self.lower_block_insts(bi);
+        if single {
+            self.leave_single_lane();
+        }
+        r?;
+        self.note_single_lane_targets(bi)?;
         self.lower_masked_terminator(bi)
     }
 
@@ -869,7 +876,7 @@ impl Tr<'_, '_> {
     /// Whether block `bi` is worth emitting twice (full mask / partial mask): it
     /// accesses memory and holds no barrier.
     fn duplicate_for_full_mask(&self, bi: usize) -> bool {
-        if !self.allow_dup {
+        if !self.allow_dup || self.single_lane_blocks.contains_key(&bi) {
             return false;
         }
         if self.regions.points.iter().any(|(b, _)| *b == bi) {

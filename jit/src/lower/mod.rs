@@ -46,6 +46,7 @@ mod redundant_params;
 mod remat;
 pub(crate) use remat::remat_constants;
 mod schedule;
+mod single_lane;
 mod sparse;
 mod state;
 mod storage;
@@ -237,6 +238,12 @@ pub(crate) struct Tr<'a, 'b> {
     /// first block (an iteration in which every lane continues jumps back there) and
     /// the empty mask its pending mask was cleared with.
     pub self_loop: Option<(usize, ir::Block, Value)>,
+    /// Blocks of the masked body that at most one lane enters, noted at the branch
+    /// into them (`single_lane`).
+    single_lane_blocks: HashMap<usize, single_lane::SingleLane>,
+    /// The lane (i64) of the single-lane block being lowered: operands read as its
+    /// scalars.
+    single_lane: Option<Value>,
 }
 
 /// The layout variants a kernel function contains. A work-group runs the
@@ -397,6 +404,8 @@ pub(crate) fn lower_kernel(
             pending: Default::default(),
             affine_cmps: HashMap::new(),
             self_loop: None,
+            single_lane_blocks: HashMap::new(),
+            single_lane: None,
         };
         tr.layout_private()?;
         tr.find_broadcast_loads();

@@ -259,11 +259,21 @@ impl Tr<'_, '_> {
                         .iter()
                         .map(|cells| Lv::V(cells.iter().map(|c| self.read_cell(*c)).collect()))
                         .collect();
-                    return Ok(Val { leaves, elems });
+                    return Ok(self.lane_view(Val { leaves, elems }));
                 }
             }
         }
-        self.get_direct(id)
+        let v = self.get_direct(id)?;
+        Ok(self.lane_view(v))
+    }
+
+    /// `v` as the block being lowered sees it: in a single-lane block, that lane's
+    /// scalars (`single_lane`).
+    fn lane_view(&mut self, v: Val) -> Val {
+        match self.single_lane {
+            Some(lane) => self.single_lane_view(lane, v),
+            None => v,
+        }
     }
 
     /// The value of `id` (constant, or defined earlier) where it was defined.
