@@ -120,3 +120,72 @@ fn float_and_double_elements() {
     check::<f32>("float", |x| x as f32, |x| x);
     check::<f64>("double", |x| x, |x| x);
 }
+
+/// Struct members and a strided column of `__local` arrays (pyopencl's sort scans a
+/// struct of four counters: `if (lid > 0) ldata[k][lid].c01 += ...`), updated and
+/// read under partial masks.
+const STRUCT_SOURCE: &str = "\
+typedef struct { int a; int b; int c; int d; } quad;
+kernel void s(global int* out, global const int* in, int lo) {
+    local quad q[40];
+    local int col[40 * 3 + 2];
+    int l = (int)get_local_id(0);
+    int g = (int)get_global_id(0);
+    q[l].a = in[g]; q[l].b = in[g] * 2; q[l].c = in[g] * 3; q[l].d = in[g] * 4;
+    col[3 * l] = in[g] - 1; col[3 * l + 1] = -5; col[3 * l + 2] = -6;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l % 3 != 1 && l >= lo) {
+        q[l].b = q[l].b + q[l].a;
+        q[l].d = q[l].c - q[l].d;
+        col[3 * l] = col[3 * l] * 7;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int v = 0;
+    if (l > lo)
+        v = q[l - 1].b + q[l].d + col[3 * (l - 1)];
+    out[5 * g] = v;
+    out[5 * g + 1] = q[l].b;
+    out[5 * g + 2] = q[l].d;
+    out[5 * g + 3] = col[3 * l];
+    out[5 * g + 4] = col[3 * l + 1] + col[3 * l + 2];
+}
+";
+
+#[test]
+fn struct_members_and_strided_columns() {
+    let ctx = DeviceContext::new();
+    let kernel = ctx.kernel(STRUCT_SOURCE, "", "s");
+    for local in [40usize, 24, 12] {
+        let groups = 3usize;
+        let n = local * groups;
+        let input: Vec<i32> = (0..n as i32).map(|i| i * 11 - 50).collect();
+        let inb = ctx.buffer_from(&input);
+        let out = ctx.buffer_zeroed::<i32>(5 * n);
+        for lo in [0i32, 1, 5] {
+            kernel.arg_buffer(0, &out).arg_buffer(1, &inb).arg(2, lo);
+            ctx.run(&kernel, &[n], Some(&[local][..]));
+            let got = ctx.read::<i32>(&out, 5 * n);
+            for grp in 0..groups {
+                let x = |l: usize| input[grp * local + l];
+                let on = |l: usize| l % 3 != 1 && l as i32 >= lo;
+                let b = |l: usize| if on(l) { 2 * x(l) + x(l) } else { 2 * x(l) };
+                let d = |l: usize| if on(l) { 3 * x(l) - 4 * x(l) } else { 4 * x(l) };
+                let c = |l: usize| if on(l) { (x(l) - 1) * 7 } else { x(l) - 1 };
+                for l in 0..local {
+                    let v = if l as i32 > lo {
+                        b(l - 1) + d(l) + c(l - 1)
+                    } else {
+                        0
+                    };
+                    let want = [v, b(l), d(l), c(l), -11];
+                    let at = 5 * (grp * local + l);
+                    assert_eq!(
+                        &got[at..at + 5],
+                        &want,
+                        "local {local} lo {lo} group {grp} item {l}"
+                    );
+                }
+            }
+        }
+    }
+}
