@@ -383,8 +383,13 @@ impl Tr<'_, '_> {
         let p = self.get(ptr)?.leaves[0].clone();
         let offs = self.leaf_offsets(rty)?;
         let private = self.is_private(ptr);
-        let leaves = self.load_hinted(ptr, &p, &elems, &offs, private)?;
-        Ok(Val { leaves, elems })
+        self.local_access = self.is_local(ptr);
+        let leaves = self.load_hinted(ptr, &p, &elems, &offs, private);
+        self.local_access = false;
+        Ok(Val {
+            leaves: leaves?,
+            elems,
+        })
     }
 
     /// Adapts built-in components (i64 or i32) to the loaded type.
@@ -455,10 +460,19 @@ impl Tr<'_, '_> {
                 let tys = vec![vt; n];
                 let pl = Lv::A(base, *stride);
                 // Private too: an inactive lane's address may be wild (its index was
-                // guarded off), so the W-lane access needs every lane active.
+                // guarded off), so the W-lane access needs every lane active; but a
+                // span inside the `__local` block may be read whole.
+                let local = self.local_access;
                 let v = self.if_full(&tys, vec_load, |t| {
-                    let r = t.per_lane_load(&pl, &[e], &[0], private)?;
-                    Ok(t.chunks_of(e, &r[0]))
+                    let lanes = |t: &mut Self| {
+                        let r = t.per_lane_load(&pl, &[e], &[0], private)?;
+                        Ok(t.chunks_of(e, &r[0]))
+                    };
+                    if local {
+                        t.local_masked_load(base, e, lanes)
+                    } else {
+                        lanes(t)
+                    }
                 })?;
                 Ok(vec![Lv::V(v)])
             }
@@ -568,7 +582,18 @@ impl Tr<'_, '_> {
         let vty = self.type_of(value)?;
         let offs = self.leaf_offsets(vty)?;
         let private = self.is_private(ptr);
-        self.store_hinted(ptr, &p, &v.leaves, &v.elems, &offs, private)
+        self.local_access = self.is_local(ptr);
+        let r = self.store_hinted(ptr, &p, &v.leaves, &v.elems, &offs, private);
+        self.local_access = false;
+        r
+    }
+
+    /// Whether pointer `ptr` has the `Workgroup` storage class (`__local`).
+    fn is_local(&mut self, ptr: Id) -> bool {
+        self.type_of(ptr)
+            .ok()
+            .and_then(|t| self.m.pointee(t).ok())
+            .is_some_and(|(s, _)| s == Storage::Workgroup)
     }
 
     /// Stores leaves at byte offsets from pointer leaf `p` for the active lanes.
@@ -608,8 +633,10 @@ impl Tr<'_, '_> {
                 let chunks = self.chunks_of(e, &leaves[0]);
                 let pl = Lv::A(base, *stride);
                 let leaf = leaves[0].clone();
+                let local = self.local_access;
                 // Private memory too: an inactive lane's address may be wild (its index
-                // was guarded off), so a partial mask stores lane by lane.
+                // was guarded off), so a partial mask stores lane by lane (but a span
+                // inside the `__local` block is blended whole).
                 self.if_full(
                     &[],
                     |t| {
@@ -619,7 +646,14 @@ impl Tr<'_, '_> {
                         Ok(vec![])
                     },
                     |t| {
-                        t.per_lane_store(&pl, &[leaf], &[e], &[0])?;
+                        let lanes = |t: &mut Self| {
+                            t.per_lane_store(&pl, std::slice::from_ref(&leaf), &[e], &[0])
+                        };
+                        if local {
+                            t.local_masked_store(base, e, &leaf, lanes)?;
+                        } else {
+                            lanes(t)?;
+                        }
                         Ok(vec![])
                     },
                 )?;

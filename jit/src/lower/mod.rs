@@ -35,6 +35,7 @@ mod hint_div;
 mod inst;
 mod int_vec;
 mod lane_scalars;
+mod local_masked;
 mod masked;
 mod memory;
 mod mul64;
@@ -188,6 +189,10 @@ pub(crate) struct Tr<'a, 'b> {
     sink_slot: Option<ir::StackSlot>,
     /// Scratch slot of the active-lane loops (`sparse`).
     sparse_slot: Option<ir::StackSlot>,
+    /// The load or store being lowered goes through a `__local` pointer (set by
+    /// `memory::load`/`store` around the access): `local_masked` may access whole
+    /// vectors under a partial mask.
+    local_access: bool,
     /// Where the masked body keeps its control state.
     state_area: state::StateArea,
     /// "Lane l of this mask chunk is active" values of the current Cranelift block.
@@ -367,6 +372,7 @@ pub(crate) fn lower_kernel(
             private_slot: None,
             sink_slot: None,
             sparse_slot: None,
+            local_access: false,
             state_area: state::StateArea::default(),
             lane_cache: (None, HashMap::new()),
             bctx: None,

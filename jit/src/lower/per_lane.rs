@@ -149,6 +149,11 @@ impl Tr<'_, '_> {
         offs: &[u64],
         private: bool,
     ) -> Result<Vec<Lv>, CompileError> {
+        if !private {
+            if let Some(r) = self.local_lanes_load(p, elems, offs) {
+                return r;
+            }
+        }
         if !private && self.sparse_ok(elems) {
             return self.sparse_load(p, elems, offs);
         }
@@ -212,6 +217,9 @@ impl Tr<'_, '_> {
         elems: &[Elem],
         offs: &[u64],
     ) -> Result<(), CompileError> {
+        if let Some(r) = self.local_lanes_store(p, leaves, elems, offs) {
+            return r;
+        }
         if self.sparse_ok(elems) {
             return self.sparse_store(p, leaves, elems, offs);
         }
