@@ -511,8 +511,15 @@ impl Tr<'_, '_> {
     fn lower_masked_terminator(&mut self, bi: usize) -> Result<(), CompileError> {
         let blk = &self.f.blocks[bi];
         let m = self.mask.clone();
+        // In the full-mask copy of a block every lane takes its edges that the whole
+        // mask takes: no blending into the target's phis and mask.
+        let whole = if self.full_state == Some(true) {
+            EdgeMask::All
+        } else {
+            EdgeMask::Lanes(&m)
+        };
         match &blk.term {
-            Terminator::Branch(t) => self.edge(bi, *t, &m, true)?,
+            Terminator::Branch(t) => self.edge_with(bi, *t, whole, true)?,
             Terminator::BranchCond { cond, t, f: fl } => {
                 if t == fl {
                     self.edge(bi, *t, &m, true)?;
@@ -607,10 +614,15 @@ impl Tr<'_, '_> {
         self.b.switch_to_block(b_rest);
         self.b.seal_block(b_rest);
         self.b.ins().brif(none, b_none, &[], b_mixed, &[]);
+        let whole = if self.full_state == Some(true) {
+            EdgeMask::All
+        } else {
+            EdgeMask::Lanes(m)
+        };
         for (blk, target) in [(b_all, t), (b_none, f)] {
             self.b.switch_to_block(blk);
             self.b.seal_block(blk);
-            self.edge(bi, target, m, true)?;
+            self.edge_with(bi, target, whole, true)?;
             self.b.ins().jump(join, &[]);
         }
         self.b.switch_to_block(b_mixed);
