@@ -83,7 +83,7 @@ pub fn max_back_edges(ir: &str) -> usize {
 }
 
 /// The name a block label line defines (`for.cond:`, `12:`, `"a b":`), unquoted.
-fn block_label(line: &str) -> Option<&str> {
+pub(super) fn block_label(line: &str) -> Option<&str> {
     let first = line.chars().next()?;
     if first.is_whitespace() || first == ';' {
         return None;
@@ -100,7 +100,7 @@ fn block_label(line: &str) -> Option<&str> {
 }
 
 /// The block name at the start of `rest` (what follows `label %`), unquoted.
-fn label_name(rest: &str) -> &str {
+pub(super) fn label_name(rest: &str) -> &str {
     if let Some(quoted) = rest.strip_prefix('"') {
         return quoted.find('"').map_or(quoted, |end| &quoted[..end]);
     }

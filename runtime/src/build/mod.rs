@@ -30,7 +30,8 @@
 //! `whole_program` (big clBuildProgram sources: front end and optimiser in two clang
 //! runs, so each kernel body is optimised once), `loop_heavy` (such sources with
 //! hundreds of loops in one function: LLVM's `opt` with a pipeline whose cost does
-//! not grow with the square of the loop count).
+//! not grow with the square of the loop count), `shared_slots` (before that pipeline,
+//! locals of disjoint scopes share a slot, which keeps SROA linear).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
@@ -44,6 +45,7 @@ mod memo;
 mod options;
 mod pch;
 mod pragmas;
+mod shared_slots;
 mod split;
 mod whole_program;
 
@@ -644,8 +646,9 @@ impl Frontend {
     }
 
     /// For unoptimised IR whose biggest function has [`loop_heavy::loop_limit_from_env`]
-    /// loops or more, and an `opt` beside clang: `opt` with [`loop_heavy::PIPELINE`],
-    /// then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
+    /// loops or more, and an `opt` beside clang: locals of disjoint scopes made to share
+    /// slots (`shared_slots`: SROA's cost is then linear), `opt` with
+    /// [`loop_heavy::PIPELINE`], then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
     /// or when `opt` fails (a bug of LLVM's: `-O2` may still work).
     fn light_optimise_ir_to_spirv(
         &self,
@@ -657,6 +660,7 @@ impl Frontend {
             return None;
         }
         let opt = loop_heavy::locate_opt(&self.clang)?;
+        let (ir, shared) = shared_slots::share_scoped_slots(ir);
         let args: Vec<OsString> = [&format!("-passes={}", loop_heavy::PIPELINE), "-o", "-", "-"]
             .map(OsString::from)
             .to_vec();
@@ -664,7 +668,8 @@ impl Frontend {
         let run = clang::run(&opt, &args, ir.as_bytes()).ok()?;
         if verbose() {
             eprintln!(
-                "cranecl: opt (IR, {} KB, {loops} loops) {} in {:.1} ms: {} {}\n{}",
+                "cranecl: opt (IR, {} KB, {loops} loops, {shared} allocas sharing slots) {} in \
+                 {:.1} ms: {} {}\n{}",
                 ir.len() >> 10,
                 run.status,
                 started.elapsed().as_secs_f64() * 1e3,
