@@ -4,9 +4,10 @@
 //! per-work-item trip counts, loops that read memory, loops nested in loops, and
 //! private arrays filled by loops (also by loops of the same trip count in every
 //! work-item: `build_scale`'s `arrays` shape, a kernel without divergent branches).
-//! Before that pipeline, locals whose scopes do not overlap share one slot
-//! (`runtime/src/build/shared_slots.rs`): [`scopes_source`] mixes the scopes that
-//! sharing must get right. Integer arithmetic, so every result is exact.
+//! Kernels with over 1000 conditional branches take the same pipeline
+//! ([`branches_source`]). Before that pipeline, locals whose scopes do not overlap
+//! share one slot (`runtime/src/build/shared_slots.rs`): [`scopes_source`] mixes the
+//! scopes that sharing must get right. Integer arithmetic, so every result is exact.
 
 use cranecl_conformance::*;
 
@@ -265,6 +266,56 @@ fn locals_of_every_scope_kind_compute_right() {
         check_source(
             &scopes_source(n),
             |input, ix, g| scopes_host(n, input, ix, g),
+            n,
+        );
+    }
+}
+
+/// `n` ifs on the work-item's `x`, nested 50 deep: over 1000 conditional branches the
+/// build takes the light pipeline too, without any loop.
+fn branches_source(n: usize) -> String {
+    let mut s = String::from(
+        "kernel void k(global const uint *input, global const int *ix, global uint *out)\n{\n  \
+         size_t gid = get_global_id(0);\n  int x = ix[gid];\n  uint acc = input[gid & 63];\n",
+    );
+    for chunk in 0..n.div_ceil(50) {
+        let depth = (n - chunk * 50).min(50);
+        for d in 0..depth {
+            s.push_str(&format!(
+                "  if (((x >> ({d} & 7)) & 1) | (x > {})) {{ acc = acc * 3u + input[(gid + {d}) & 63];\n",
+                d * 2 + chunk
+            ));
+        }
+        s.push_str(&"}".repeat(depth));
+        s.push('\n');
+    }
+    s.push_str("  out[gid] = acc;\n}\n");
+    s
+}
+
+/// What [`branches_source`]'s kernel computes for work-item `gid`.
+fn branches_host(n: usize, input: &[u32], ix: &[i32], gid: usize) -> u32 {
+    let x = ix[gid];
+    let mut acc = input[gid & 63];
+    for chunk in 0..n.div_ceil(50) {
+        let depth = (n - chunk * 50).min(50);
+        for d in 0..depth {
+            if (x >> (d & 7)) & 1 == 0 && x <= (d * 2 + chunk) as i32 {
+                break;
+            }
+            acc = acc.wrapping_mul(3).wrapping_add(input[(gid + d) & 63]);
+        }
+    }
+    acc
+}
+
+/// Over the branch count from which the build uses `opt`'s cheaper pipeline, and under.
+#[test]
+fn many_nested_branches_compute_right() {
+    for n in [1200, 90] {
+        check_source(
+            &branches_source(n),
+            |input, ix, g| branches_host(n, input, ix, g),
             n,
         );
     }

@@ -646,7 +646,8 @@ impl Frontend {
     }
 
     /// For unoptimised IR whose biggest function has [`loop_heavy::loop_limit_from_env`]
-    /// loops or more, and an `opt` beside clang: locals of disjoint scopes made to share
+    /// loops or [`loop_heavy::BRANCH_LIMIT`] conditional branches or more, and an `opt`
+    /// beside clang: locals of disjoint scopes made to share
     /// slots (`shared_slots`: SROA's cost is then linear), `opt` with
     /// [`loop_heavy::PIPELINE`], then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
     /// or when `opt` fails (a bug of LLVM's: `-O2` may still work).
@@ -655,8 +656,8 @@ impl Frontend {
         ir: &str,
         log: &str,
     ) -> Option<Result<Vec<u32>, SourceBuildError>> {
-        let loops = loop_heavy::max_back_edges(ir);
-        if loops < loop_heavy::loop_limit_from_env() {
+        let shape = loop_heavy::shape(ir);
+        if !shape.wants_light_pipeline(loop_heavy::loop_limit_from_env()) {
             return None;
         }
         let opt = loop_heavy::locate_opt(&self.clang)?;
@@ -668,9 +669,11 @@ impl Frontend {
         let run = clang::run(&opt, &args, ir.as_bytes()).ok()?;
         if verbose() {
             eprintln!(
-                "cranecl: opt (IR, {} KB, {loops} loops, {shared} allocas sharing slots) {} in \
+                "cranecl: opt (IR, {} KB, {} loops, {} branches, {shared} allocas sharing slots) {} in \
                  {:.1} ms: {} {}\n{}",
                 ir.len() >> 10,
+                shape.loops,
+                shape.branches,
                 run.status,
                 started.elapsed().as_secs_f64() * 1e3,
                 opt.display(),
