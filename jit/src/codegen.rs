@@ -14,7 +14,8 @@ use crate::CompileError;
 /// A JIT module being filled with the kernels of one program.
 pub struct Jit {
     pub module: JITModule,
-    /// The ISA for functions above [`BACKTRACKING_MAX_INSTS`].
+    /// The ISA for functions above [`BACKTRACKING_MAX_INSTS`] or crowded (see
+    /// [`CROWDED_MIN_INSTS`]).
     big_isa: cranelift_codegen::isa::OwnedTargetIsa,
     /// The ISA for functions above [`OPTIMISE_MAX_INSTS`].
     huge_isa: cranelift_codegen::isa::OwnedTargetIsa,
@@ -68,6 +69,17 @@ fn codegen_err(what: &str, e: impl std::fmt::Display) -> CompileError {
 /// 0.14 s more CPU at build time.
 pub const BACKTRACKING_MAX_INSTS: usize = 40_000;
 
+/// Functions with more Cranelift instructions than this and more than
+/// [`CROWDED_MAX_LIVE`] values live at once (`pressure::max_live`) get the single-pass
+/// register allocator too: pyopencl's 16-element bitonic sorting networks (31 000 to
+/// 33 000 instructions, 482 to 514 live) took 3.1 s of CPU each in the backtracking
+/// one. What keeps it: pyopencl's scans (16 000 to 40 000 instructions, at most 205
+/// live), clbench's sgemm_subgroup (10 000, 271 live).
+pub const CROWDED_MIN_INSTS: usize = 20_000;
+
+/// See [`CROWDED_MIN_INSTS`].
+pub const CROWDED_MAX_LIVE: usize = 384;
+
 /// A kernel whose function would have more Cranelift instructions than this with
 /// both layout bodies (lane-contiguous and general) is compiled as one function per
 /// body plus a dispatching entry (`lower::Variants`): the contiguous body then fits
@@ -85,7 +97,8 @@ pub const OPTIMISE_MAX_INSTS: usize = 250_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effort {
     /// By the function's size: the backtracking register allocator up to
-    /// [`BACKTRACKING_MAX_INSTS`], the mid-end up to [`OPTIMISE_MAX_INSTS`].
+    /// [`BACKTRACKING_MAX_INSTS`] (unless crowded, see [`CROWDED_MIN_INSTS`]), the
+    /// mid-end up to [`OPTIMISE_MAX_INSTS`].
     BySize,
     /// Code that rarely runs: the single-pass register allocator whatever the size.
     Cold,
@@ -238,7 +251,11 @@ impl Jit {
                 crate::lower::remat_constants(&mut ctx.func);
             }
         }
-        if insts <= BACKTRACKING_MAX_INSTS && effort == Effort::BySize {
+        let backtracking = effort == Effort::BySize
+            && (insts <= CROWDED_MIN_INSTS
+                || (insts <= BACKTRACKING_MAX_INSTS
+                    && crate::pressure::max_live(&self.ctx.func) <= CROWDED_MAX_LIVE));
+        if backtracking {
             self.module
                 .define_function(id, &mut self.ctx)
                 .map_err(failed)?;

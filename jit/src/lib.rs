@@ -23,6 +23,7 @@ mod options;
 mod perf_map;
 pub mod pipe;
 mod pipeline;
+mod pressure;
 pub mod printf;
 mod program_data;
 pub mod spirv;

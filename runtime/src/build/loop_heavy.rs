@@ -1,4 +1,5 @@
-//! Programs with hundreds of loops: a cheaper optimisation pipeline through LLVM's `opt`.
+//! Programs with hundreds of loops or thousands of branches: a cheaper optimisation
+//! pipeline through LLVM's `opt`.
 //!
 //! clang's `-O2` pipeline is superlinear in the number of loops of one function: its
 //! loop passes (rotation, induction-variable simplification), InstCombine's
@@ -11,8 +12,17 @@
 //! and gives the jit less code (loops are not rotated or unrolled), at the price of
 //! leaving loop-invariant code in such kernels' loops.
 //!
+//! Functions with thousands of conditional branches are superlinear in `-O2` too:
+//! InstCombine's known bits from dominating conditions look at every branch on the
+//! same value (O(branches²) per InstCombine run, and `-O2` runs it eight times), and
+//! GVN propagates each branch's condition through its uses. build_scale `nesting`
+//! (ifs nested 100 deep) at 1000/2000/4000 branches: `-O2` 0.52/1.51/5.42 s, the
+//! light pipeline plus the backend 0.22/0.61/2.04 s, with the same code from the jit
+//! (1000: 157 569 vs 157 763 Cranelift instructions; `branches`: identical).
+//!
 //! The decision is made on the unoptimised IR of a whole-program build (see
-//! `whole_program`): [`max_back_edges`] counts the loops of its biggest function.
+//! `whole_program`): [`shape`] counts the loops and conditional branches of its
+//! biggest functions.
 //! Without an `opt` next to clang the build keeps `-O2`. This module only inspects IR
 //! text and finds `opt`; running it is the caller's business.
 
@@ -32,6 +42,25 @@ pub fn loop_limit_from_env() -> usize {
         .unwrap_or(LOOP_LIMIT)
 }
 
+/// Functions with at least this many conditional branches get [`PIPELINE`]: about
+/// where `-O2` costs 0.5 s (build_scale `nesting`, `branches` at 1000).
+pub const BRANCH_LIMIT: usize = 1000;
+
+/// What decides the pipeline: the most loops and the most conditional branches of
+/// one function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub loops: usize,
+    pub branches: usize,
+}
+
+impl Shape {
+    /// Whether [`PIPELINE`] replaces `-O2` (`loop_limit`: see [`loop_limit_from_env`]).
+    pub fn wants_light_pipeline(&self, loop_limit: usize) -> bool {
+        self.loops >= loop_limit || self.branches >= BRANCH_LIMIT
+    }
+}
+
 /// The `opt -passes=` pipeline for loop-heavy programs: the function passes of
 /// `-O2` whose cost grows with the function, not with the depth of its loop nest
 /// chain. The inliner inlines the kernel body clones `whole_program` made internal
@@ -43,28 +72,37 @@ pub const PIPELINE: &str = "cgscc(inline,function(sroa,early-cse<memssa>,simplif
                             instcombine<no-verify-fixpoint>,gvn<no-memdep>,adce,simplifycfg)),\
                             globaldce";
 
-/// The largest number of back edges of one function in LLVM IR text: branches
-/// (`label %x` operands) to a block at or before the branching block in text order.
-/// In clang's unoptimised output, where blocks follow the source, that is the number
-/// of loops (and backward `goto`s).
-pub fn max_back_edges(ir: &str) -> usize {
-    let mut best = 0;
+/// The largest number of back edges and of conditional branches (`br i1`) of one
+/// function in LLVM IR text. Back edges are branches (`label %x` operands) to a block
+/// at or before the branching block in text order: in clang's unoptimised output,
+/// where blocks follow the source, the number of loops (and backward `goto`s).
+pub fn shape(ir: &str) -> Shape {
+    let mut best = Shape {
+        loops: 0,
+        branches: 0,
+    };
     let mut in_function = false;
     let mut seen: HashSet<&str> = HashSet::new();
     let mut count = 0;
+    let mut branches = 0;
     for line in ir.lines() {
         if !in_function {
             if line.starts_with("define ") && line.trim_end().ends_with('{') {
                 in_function = true;
                 seen.clear();
                 count = 0;
+                branches = 0;
             }
             continue;
         }
         if line.starts_with('}') {
             in_function = false;
-            best = best.max(count);
+            best.loops = best.loops.max(count);
+            best.branches = best.branches.max(branches);
             continue;
+        }
+        if line.trim_start().starts_with("br i1 ") {
+            branches += 1;
         }
         if let Some(label) = block_label(line) {
             seen.insert(label);
@@ -83,7 +121,7 @@ pub fn max_back_edges(ir: &str) -> usize {
 }
 
 /// The name a block label line defines (`for.cond:`, `12:`, `"a b":`), unquoted.
-fn block_label(line: &str) -> Option<&str> {
+pub(super) fn block_label(line: &str) -> Option<&str> {
     let first = line.chars().next()?;
     if first.is_whitespace() || first == ';' {
         return None;
@@ -100,7 +138,7 @@ fn block_label(line: &str) -> Option<&str> {
 }
 
 /// The block name at the start of `rest` (what follows `label %`), unquoted.
-fn label_name(rest: &str) -> &str {
+pub(super) fn label_name(rest: &str) -> &str {
     if let Some(quoted) = rest.strip_prefix('"') {
         return quoted.find('"').map_or(quoted, |end| &quoted[..end]);
     }
@@ -151,10 +189,14 @@ mod tests {
                   \"3 x\":\n  switch i32 %v, label %4 [\n    i32 0, label %2\n    i32 1, label %\"3 x\"\n  ]\n\
                   4:\n  br label %1\n}\n";
         // @f: one loop. @k: %2 -> %2, switch -> %2 and -> "3 x", %4 -> %1.
-        assert_eq!(max_back_edges(ir), 4);
+        assert_eq!(shape(ir).loops, 4);
+        assert_eq!(shape(ir).branches, 1);
         assert_eq!(
-            max_back_edges(&ir[..ir.find("define spir_kernel").unwrap()]),
-            1
+            shape(&ir[..ir.find("define spir_kernel").unwrap()]),
+            Shape {
+                loops: 1,
+                branches: 1
+            }
         );
     }
 
@@ -162,7 +204,8 @@ mod tests {
     fn straight_code_has_no_back_edges() {
         let ir = "define void @f() {\nentry:\n  br label %a\na:\n  br i1 %c, label %b, label %c\n\
                   b:\n  br label %c\nc:\n  ret void\n}\n";
-        assert_eq!(max_back_edges(ir), 0);
+        assert_eq!(shape(ir).loops, 0);
+        assert_eq!(shape(ir).branches, 1);
     }
 
     /// The `opt` beside the clang the build uses is found and takes [`PIPELINE`]
@@ -186,7 +229,7 @@ mod tests {
         let out = String::from_utf8_lossy(&run.stdout);
         // @body was inlined into @k and dropped; its loop is still a loop.
         assert!(!out.contains("@body"), "{out}");
-        assert_eq!(max_back_edges(&out), 1, "{out}");
+        assert_eq!(shape(&out).loops, 1, "{out}");
     }
 
     #[test]

@@ -30,7 +30,8 @@
 //! `whole_program` (big clBuildProgram sources: front end and optimiser in two clang
 //! runs, so each kernel body is optimised once), `loop_heavy` (such sources with
 //! hundreds of loops in one function: LLVM's `opt` with a pipeline whose cost does
-//! not grow with the square of the loop count).
+//! not grow with the square of the loop count), `shared_slots` (before that pipeline,
+//! locals of disjoint scopes share a slot, which keeps SROA linear).
 //! The command line is assembled here, in [`Frontend`].
 
 mod clang;
@@ -44,6 +45,7 @@ mod memo;
 mod options;
 mod pch;
 mod pragmas;
+mod shared_slots;
 mod split;
 mod whole_program;
 
@@ -644,19 +646,22 @@ impl Frontend {
     }
 
     /// For unoptimised IR whose biggest function has [`loop_heavy::loop_limit_from_env`]
-    /// loops or more, and an `opt` beside clang: `opt` with [`loop_heavy::PIPELINE`],
-    /// then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
+    /// loops or [`loop_heavy::BRANCH_LIMIT`] conditional branches or more, and an `opt`
+    /// beside clang: locals of disjoint scopes made to share
+    /// slots (`shared_slots`: SROA's cost is then linear), `opt` with
+    /// [`loop_heavy::PIPELINE`], then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
     /// or when `opt` fails (a bug of LLVM's: `-O2` may still work).
     fn light_optimise_ir_to_spirv(
         &self,
         ir: &str,
         log: &str,
     ) -> Option<Result<Vec<u32>, SourceBuildError>> {
-        let loops = loop_heavy::max_back_edges(ir);
-        if loops < loop_heavy::loop_limit_from_env() {
+        let shape = loop_heavy::shape(ir);
+        if !shape.wants_light_pipeline(loop_heavy::loop_limit_from_env()) {
             return None;
         }
         let opt = loop_heavy::locate_opt(&self.clang)?;
+        let (ir, shared) = shared_slots::share_scoped_slots(ir);
         let args: Vec<OsString> = [&format!("-passes={}", loop_heavy::PIPELINE), "-o", "-", "-"]
             .map(OsString::from)
             .to_vec();
@@ -664,8 +669,11 @@ impl Frontend {
         let run = clang::run(&opt, &args, ir.as_bytes()).ok()?;
         if verbose() {
             eprintln!(
-                "cranecl: opt (IR, {} KB, {loops} loops) {} in {:.1} ms: {} {}\n{}",
+                "cranecl: opt (IR, {} KB, {} loops, {} branches, {shared} allocas sharing slots) {} in \
+                 {:.1} ms: {} {}\n{}",
                 ir.len() >> 10,
+                shape.loops,
+                shape.branches,
                 run.status,
                 started.elapsed().as_secs_f64() * 1e3,
                 opt.display(),
