@@ -228,7 +228,10 @@ pub(crate) struct Tr<'a, 'b> {
     variants: Variants,
     /// Ids waiting for the next scheduling checkpoint (`schedule`).
     pending: schedule::Pending,
-    /// A huge kernel (`crate::tiers`): control state in memory whatever its size.
+    /// A huge kernel (`crate::tiers`): control state in memory whatever its size,
+    /// and straight-line code wherever it can be (per-lane accesses without
+    /// contiguity branches or active-lane loops, no scheduling checkpoints), since
+    /// its single-pass allocator costs blocks x live values.
     pub huge: bool,
     /// Comparison masks of an affine and a uniform value, by their first chunk.
     affine_cmps: HashMap<Value, affine_cmp::AffineCmp>,
