@@ -142,6 +142,9 @@ pub(crate) struct Tr<'a, 'b> {
     pub home_bytes: u64,
     /// Values read from their homes in a Cranelift block, reused within it.
     home_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
+    /// The home area of a kernel without barriers (huge kernels: values used
+    /// outside their block), a stack slot; with barriers it is in the scratch.
+    home_slot: Option<ir::StackSlot>,
     /// Access chains into built-in variables: id -> (built-in, component).
     builtin_ptrs: HashMap<Id, (BuiltIn, Option<u32>)>,
     pub genv: Option<GroupEnv>,
@@ -334,11 +337,13 @@ pub(crate) fn lower_kernel(
                 cfg,
                 &regions.uses,
                 &regions.points,
+                huge,
             ),
             masked_body: false,
             home_offsets: HashMap::new(),
             home_bytes: 0,
             home_cache: HashMap::new(),
+            home_slot: None,
             builtin_ptrs: HashMap::new(),
             genv: None,
             sgenv: None,
