@@ -13,21 +13,38 @@ use cranecl_conformance::*;
 /// 6 million).
 const LOADS: usize = 12_000;
 
-/// A kernel summing `LOADS` loads `in[ix[gid] + i]` of `float16` into `out[gid]`,
-/// as SPIR-V assembly (no clang: the module is built in a fraction of a second).
-fn source() -> String {
+/// Loads of the kernel with a required sub-group size of 32: fewer instructions than
+/// the limit, but a stack frame of tens of megabytes at that width (it used to
+/// compile for half a minute, then fail on the frame).
+const WIDE_LOADS: usize = 1600;
+
+/// A kernel summing `loads` loads `in[ix[gid] + i]` of `float16` into `out[gid]`,
+/// as SPIR-V assembly (no clang: the module is built in a fraction of a second),
+/// with a required sub-group size when `sub_group_size` is given.
+fn source(loads: usize, sub_group_size: Option<u32>) -> String {
     let mut s = String::from(
         "OpCapability Addresses\nOpCapability Kernel\nOpCapability Int64\n\
-         OpCapability Vector16\nOpMemoryModel Physical64 OpenCL\n\
-         OpEntryPoint Kernel %k \"k\" %gid_var\n\
-         OpDecorate %gid_var BuiltIn GlobalInvocationId\nOpDecorate %gid_var Constant\n\
+         OpCapability Vector16\n",
+    );
+    if sub_group_size.is_some() {
+        s.push_str("OpCapability SubgroupDispatch\n");
+    }
+    s.push_str(
+        "OpMemoryModel Physical64 OpenCL\n\
+         OpEntryPoint Kernel %k \"k\" %gid_var\n",
+    );
+    if let Some(w) = sub_group_size {
+        let _ = writeln!(s, "OpExecutionMode %k SubgroupSize {w}");
+    }
+    s.push_str(
+        "OpDecorate %gid_var BuiltIn GlobalInvocationId\nOpDecorate %gid_var Constant\n\
          %void = OpTypeVoid\n%ulong = OpTypeInt 64 0\n%uint = OpTypeInt 32 0\n\
          %float = OpTypeFloat 32\n%v16f = OpTypeVector %float 16\n\
          %v3ul = OpTypeVector %ulong 3\n%pv16f = OpTypePointer CrossWorkgroup %v16f\n\
          %pui = OpTypePointer CrossWorkgroup %uint\n%pin3ul = OpTypePointer Input %v3ul\n\
          %gid_var = OpVariable %pin3ul Input\n%ft = OpTypeFunction %void %pv16f %pv16f %pui\n",
     );
-    for i in 0..LOADS {
+    for i in 0..loads {
         let _ = writeln!(s, "%c{i} = OpConstant %ulong {i}");
     }
     s.push_str(
@@ -38,7 +55,7 @@ fn source() -> String {
          %ixp = OpInBoundsPtrAccessChain %pui %ix %gid\n%xi = OpLoad %uint %ixp Aligned 4\n\
          %x = OpUConvert %ulong %xi\n",
     );
-    for i in 0..LOADS {
+    for i in 0..loads {
         let _ = writeln!(
             s,
             "%a{i} = OpIAdd %ulong %x %c{i}\n%p{i} = OpInBoundsPtrAccessChain %pv16f %in %a{i}\n\
@@ -54,9 +71,32 @@ fn source() -> String {
         s,
         "%op = OpInBoundsPtrAccessChain %pv16f %out %gid\nOpStore %op %s{} Aligned 64\n\
          OpReturn\nOpFunctionEnd",
-        LOADS - 1
+        loads - 1
     );
     s
+}
+
+/// The module of [`source`] assembled for SPIR-V `env`; None (skipped) without
+/// spirv-as.
+fn assemble(text: &str, env: &str) -> Option<Vec<u8>> {
+    match spirv::assemble(text, env) {
+        Ok(b) => Some(b),
+        Err(e) if e.contains("running spirv-as") => {
+            eprintln!("skipped: spirv-as (spirv-tools) is not installed");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The process and the context are still usable after a refused build.
+fn still_usable(ctx: &DeviceContext) {
+    let program = ctx.build("kernel void k(global int* o) { o[0] = 7; }", "");
+    let kernel = program.kernel("k");
+    let out = ctx.buffer_zeroed::<i32>(1);
+    kernel.arg_buffer(0, &out);
+    ctx.run(&kernel, &[1], None);
+    assert_eq!(ctx.read::<i32>(&out, 1), vec![7]);
 }
 
 #[test]
@@ -69,13 +109,8 @@ fn a_kernel_too_big_to_compile_fails_with_out_of_resources_and_a_log() {
     if !require(ctx.supports_spirv(), "SPIR-V programs") {
         return;
     }
-    let il = match spirv::assemble(&source(), "spv1.0") {
-        Ok(b) => b,
-        Err(e) if e.contains("running spirv-as") => {
-            eprintln!("skipped: spirv-as (spirv-tools) is not installed");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(il) = assemble(&source(LOADS, None), "spv1.0") else {
+        return;
     };
     let f = ctx
         .try_build_il(&il, "")
@@ -92,11 +127,64 @@ fn a_kernel_too_big_to_compile_fails_with_out_of_resources_and_a_log() {
         "{}",
         f.log
     );
-    // The process and the context are still usable.
-    let program = ctx.build("kernel void k(global int* o) { o[0] = 7; }", "");
+    still_usable(&ctx);
+}
+
+/// A kernel whose required sub-group size makes it too big (its stack frame) is
+/// refused by the estimate too, at once rather than after half a minute of
+/// compiling; should it ever build, it must compute the sums right.
+#[test]
+fn a_wide_kernel_too_big_for_its_frame_fails_at_once_or_computes_right() {
+    if !testing_cranecl() {
+        return;
+    }
+    let ctx = DeviceContext::new();
+    if !require(ctx.supports_spirv(), "SPIR-V programs") {
+        return;
+    }
+    let Some(il) = assemble(&source(WIDE_LOADS, Some(32)), "spv1.1") else {
+        return;
+    };
+    let program = match ctx.try_build_il(&il, "") {
+        Ok(p) => p,
+        Err(f) => {
+            assert_eq!(
+                f.code,
+                CL_OUT_OF_RESOURCES,
+                "{} ({})",
+                error_name(f.code),
+                f.log
+            );
+            assert!(
+                f.log.contains("too large to compile") && f.log.contains("stack frame"),
+                "{}",
+                f.log
+            );
+            still_usable(&ctx);
+            return;
+        }
+    };
+    // Built: 32 work-items, each summing WIDE_LOADS float16 from its own start.
+    const ITEMS: usize = 32;
+    let ix: Vec<u32> = (0..ITEMS as u32).map(|g| (g * 7) % 13).collect();
+    let vecs = 13 + WIDE_LOADS;
+    let input: Vec<f32> = (0..vecs * 16).map(|i| (i % 5) as f32).collect();
+    let a = ctx.buffer_from(&input);
+    let o = ctx.buffer_zeroed::<f32>(ITEMS * 16);
+    let xb = ctx.buffer_from(&ix);
     let kernel = program.kernel("k");
-    let out = ctx.buffer_zeroed::<i32>(1);
-    kernel.arg_buffer(0, &out);
-    ctx.run(&kernel, &[1], None);
-    assert_eq!(ctx.read::<i32>(&out, 1), vec![7]);
+    kernel
+        .arg_buffer(0, &a)
+        .arg_buffer(1, &o)
+        .arg_buffer(2, &xb);
+    ctx.run(&kernel, &[ITEMS], Some(&[ITEMS]));
+    let got = ctx.read::<f32>(&o, ITEMS * 16);
+    for (g, x) in ix.iter().enumerate() {
+        for c in 0..16 {
+            let want: f32 = (0..WIDE_LOADS)
+                .map(|i| input[(*x as usize + i) * 16 + c])
+                .sum();
+            assert_eq!(got[g * 16 + c], want, "item {g} component {c}");
+        }
+    }
 }

@@ -319,7 +319,13 @@ fn compile_module(
         let plan = crate::tiers::plan(
             &feats,
             sub_group_width(&m, ep, &flat, options, &cfg, &uni)?,
-            ep.modes.sub_group_size.is_none() && options.default_sub_group_width.is_none(),
+            if ep.modes.sub_group_size.is_some() {
+                crate::tiers::WidthChoice::Required
+            } else if options.default_sub_group_width.is_some() {
+                crate::tiers::WidthChoice::Default
+            } else {
+                crate::tiers::WidthChoice::Free
+            },
             |w| lower::layouts_possible(ep.modes.local_size, w).0,
         )
         .map_err(|mut e| {
@@ -430,9 +436,10 @@ fn compile_module(
             &flat,
             clif_size,
             format!(
-                "{:?} at width {w} (estimated {} per layout; {feats:?})",
+                "{:?} at width {w} (estimated {} per layout; {feats:?}); frame {} kB",
                 plan.shape,
-                crate::tiers::estimate(&feats, w)
+                crate::tiers::estimate(&feats, w),
+                frame_bytes >> 10
             ),
         );
         ids.push(id);

@@ -15,7 +15,16 @@
 //!   at the smallest sub-group width the kernel allows (per-lane code shrinks with
 //!   it, vector code does not grow), compiled without the mid-end optimiser and with
 //!   the single-pass register allocator. Slower code (some 1.5x) for a build that
-//!   takes a fraction of the time.
+//!   takes a fraction of the time. Their lowering is straight-line wherever it can
+//!   be (`lower::Tr::huge`: per-lane accesses without run-time contiguity checks or
+//!   active-lane loops, no scheduling checkpoints): the single-pass allocator
+//!   passes every live value through every block boundary, so thousands of blocks
+//!   with thousands of live values cost their product.
+//!
+//! A huge kernel is refused (`CL_OUT_OF_RESOURCES`, before lowering) past
+//! [`MAX_INSTS`] or when its stack frame would pass `codegen::MAX_FRAME_BYTES`
+//! ([`huge_frame_bytes`]: the single-pass allocator never reuses a spill slot); a
+//! width that is only a default, not required, drops to the narrowest instead.
 
 use crate::analysis::flatten::FlatFunction;
 use crate::analysis::uniformity::Uniformity;
@@ -182,28 +191,79 @@ const HUGE_WIDTH: u32 = 4;
 /// estimate's error does not split kernels that would not be).
 const SPLIT_SURE_INSTS: usize = crate::codegen::SPLIT_LAYOUTS_MIN_INSTS * 3 / 2;
 
-/// The plan for a kernel of features `x` whose width would be `w`; `width_free`:
-/// nothing requires that width; `contiguous(w)`: whether the lane-contiguous
-/// layout can occur at width `w`. A kernel too big to compile at all is
-/// `CL_OUT_OF_RESOURCES`.
+/// Estimated stack frame of a huge kernel of `est` estimated instructions at width
+/// `w`, in bytes. The single-pass register allocator gives every value it spills a
+/// slot of its own for the whole function, so the frame grows with the code, and
+/// faster at wide widths (a value is more vectors, more of them spilled). The
+/// factor is about the largest frame per estimated instruction of
+/// `build_scale`'s shapes compiled huge at widths 4 to 32 (3, 4.3, 5.9 and 7.0
+/// bytes; a width-32 kernel of `float16` loads: 3.6).
+pub fn huge_frame_bytes(est: usize, w: u32) -> usize {
+    let doublings = (w.max(4) / 4).ilog2() as usize;
+    est.saturating_mul(9 + 4 * doublings) / 3
+}
+
+/// Why a huge kernel of features `x` cannot be compiled at width `w`, if it cannot.
+fn too_big(x: &Features, w: u32) -> Option<CompileError> {
+    let est = estimate(x, w);
+    if est > MAX_INSTS {
+        return Some(CompileError::out_of_resources(format!(
+            "the kernel is too large to compile: about {:.1} million machine instructions \
+             (at most {} million are supported)",
+            est as f64 / 1e6,
+            MAX_INSTS / 1_000_000
+        )));
+    }
+    let frame = huge_frame_bytes(est, w);
+    if frame > crate::codegen::MAX_FRAME_BYTES {
+        return Some(CompileError::out_of_resources(format!(
+            "the kernel is too large to compile at sub-group size {w}: about {:.1} million \
+             machine instructions, whose code would need a stack frame of about {} MB (a \
+             work-item thread has {} MB)",
+            est as f64 / 1e6,
+            frame >> 20,
+            crate::codegen::MAX_FRAME_BYTES >> 20
+        )));
+    }
+    None
+}
+
+/// How a kernel's sub-group width was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WidthChoice {
+    /// By the compiler: a huge kernel takes the smallest width.
+    Free,
+    /// A default asked for (a driver setting): kept unless the kernel is too big
+    /// to compile at it.
+    Default,
+    /// Required by the kernel (`intel_reqd_sub_group_size`, `SubgroupSize`).
+    Required,
+}
+
+/// The plan for a kernel of features `x` whose width would be `w`, chosen as
+/// `choice`; `contiguous(w)`: whether the lane-contiguous layout can occur at
+/// width `w`. A kernel too big to compile at all (too many instructions, or a stack
+/// frame a work-item thread cannot hold) is `CL_OUT_OF_RESOURCES`, found before any
+/// lowering.
 pub fn plan(
     x: &Features,
     w: u32,
-    width_free: bool,
+    choice: WidthChoice,
     contiguous: impl Fn(u32) -> bool,
 ) -> Result<Plan, CompileError> {
     let est = estimate(x, w);
     if est > huge_layout_insts() {
-        let width = if width_free { HUGE_WIDTH.min(w) } else { w };
-        let est = estimate(x, width);
-        if est > MAX_INSTS {
-            return Err(CompileError::out_of_resources(format!(
-                "the kernel is too large to compile: about {:.1} million machine instructions \
-                 (at most {} million are supported)",
-                est as f64 / 1e6,
-                MAX_INSTS / 1_000_000
-            )));
-        }
+        let narrow = HUGE_WIDTH.min(w);
+        let width = if choice == WidthChoice::Free {
+            narrow
+        } else {
+            w
+        };
+        let width = match too_big(x, width) {
+            None => width,
+            Some(_) if choice == WidthChoice::Default && too_big(x, narrow).is_none() => narrow,
+            Some(e) => return Err(e),
+        };
         return Ok(Plan {
             width,
             shape: Shape::Huge,
@@ -227,4 +287,57 @@ fn huge_layout_insts() -> usize {
             .and_then(|v| v.parse().ok())
             .unwrap_or(HUGE_LAYOUT_INSTS)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` loads of a `float16` through a per-work-item address, summed: the
+    /// features of `too_big_kernels`' wide kernel.
+    fn float16_loads(n: usize) -> Features {
+        Features {
+            lane_accesses: 16 * n,
+            varying: 16 * n,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_required_width_whose_frame_is_too_big_is_refused() {
+        let x = float16_loads(1600);
+        assert!(estimate(&x, 32) < MAX_INSTS, "{}", estimate(&x, 32));
+        let e = plan(&x, 32, WidthChoice::Required, |_| false).unwrap_err();
+        assert!(e.message.contains("stack frame"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_default_width_too_big_for_a_huge_kernel_drops_to_the_narrowest() {
+        let x = float16_loads(1600);
+        let p = plan(&x, 32, WidthChoice::Default, |_| false).unwrap();
+        assert_eq!((p.width, p.shape), (HUGE_WIDTH, Shape::Huge));
+        // A default width the kernel fits at is kept.
+        let p = plan(&float16_loads(100), 32, WidthChoice::Default, |_| false).unwrap();
+        assert_eq!((p.width, p.shape), (32, Shape::Huge));
+    }
+
+    #[test]
+    fn a_free_width_huge_kernel_takes_the_narrowest_and_a_small_one_keeps_its_own() {
+        let p = plan(&float16_loads(1600), 8, WidthChoice::Free, |_| true).unwrap();
+        assert_eq!((p.width, p.shape), (HUGE_WIDTH, Shape::Huge));
+        let p = plan(&float16_loads(2), 8, WidthChoice::Free, |_| true).unwrap();
+        assert_eq!((p.width, p.shape), (8, Shape::OneFunction));
+    }
+
+    #[test]
+    fn the_frame_estimate_grows_with_the_width() {
+        let f: Vec<usize> = [1, 4, 8, 16, 32]
+            .iter()
+            .map(|&w| huge_frame_bytes(1_000_000, w))
+            .collect();
+        assert_eq!(
+            f,
+            vec![3_000_000, 3_000_000, 4_333_333, 5_666_666, 7_000_000]
+        );
+    }
 }

@@ -43,7 +43,16 @@ pub struct Placement {
 impl Placement {
     /// Computes the placement of the values of a function with the barriers (or
     /// work-group collectives) at `barriers` ((block, instruction index), any order).
-    pub fn new(cfg: &Cfg, uses: &Uses, barriers: &[(usize, usize)]) -> Placement {
+    /// `home_crossing` (huge kernels without barriers): every value used outside its
+    /// block lives in memory too, so that no value is live across the blocks between
+    /// (the single-pass allocator costs blocks x live values: a thousand values
+    /// defined first and used in a thousand divergent ifs after).
+    pub fn new(
+        cfg: &Cfg,
+        uses: &Uses,
+        barriers: &[(usize, usize)],
+        home_crossing: bool,
+    ) -> Placement {
         let n = cfg.order.len();
         let (region_end, region_parent) = regions(cfg);
         // A parent comes before its children in the linear order.
@@ -99,6 +108,9 @@ impl Placement {
                 }
                 if !points.is_empty() && !homed {
                     homed = crosses_barrier(cfg, &points, &loop_has_barrier, (pd, dk), d, ub, uk);
+                }
+                if home_crossing && points.is_empty() && ub != d {
+                    homed = true;
                 }
                 if ub == d || (pu > pd && pu <= end) {
                     continue;

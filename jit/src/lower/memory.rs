@@ -541,9 +541,11 @@ impl Tr<'_, '_> {
                 if elems.len() == 1
                     && self.w * elems[0].bytes() >= 16
                     && elems[0] != Elem::Bool
-                    && !private =>
+                    && !private
+                    && !self.huge =>
             {
-                // Varying addresses that happen to be contiguous (checked at run time).
+                // Varying addresses that happen to be contiguous (checked at run time;
+                // not in huge kernels, whose per-lane loads stay branch-free).
                 let e = elems[0];
                 let (vt, _) = e.chunk();
                 let n = self.nchunks(e);
@@ -724,6 +726,7 @@ impl Tr<'_, '_> {
                 && self.w * elems[0].bytes() >= 16
                 && elems[0] != Elem::Bool
                 && !private
+                && !self.huge
             {
                 let e = elems[0];
                 let (contig, base) = self.contiguous_check(p, e, offs[0])?;

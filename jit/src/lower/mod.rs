@@ -145,6 +145,9 @@ pub(crate) struct Tr<'a, 'b> {
     pub home_bytes: u64,
     /// Values read from their homes in a Cranelift block, reused within it.
     home_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
+    /// The home area of a kernel without barriers (huge kernels: values used
+    /// outside their block), a stack slot; with barriers it is in the scratch.
+    home_slot: Option<ir::StackSlot>,
     /// Access chains into built-in variables: id -> (built-in, component).
     builtin_ptrs: HashMap<Id, (BuiltIn, Option<u32>)>,
     pub genv: Option<GroupEnv>,
@@ -235,7 +238,10 @@ pub(crate) struct Tr<'a, 'b> {
     variants: Variants,
     /// Ids waiting for the next scheduling checkpoint (`schedule`).
     pending: schedule::Pending,
-    /// A huge kernel (`crate::tiers`): control state in memory whatever its size.
+    /// A huge kernel (`crate::tiers`): control state in memory whatever its size,
+    /// and straight-line code wherever it can be (per-lane accesses without
+    /// contiguity branches or active-lane loops, no scheduling checkpoints), since
+    /// its single-pass allocator costs blocks x live values.
     pub huge: bool,
     /// Comparison masks of an affine and a uniform value, by their first chunk.
     affine_cmps: HashMap<Value, affine_cmp::AffineCmp>,
@@ -346,11 +352,13 @@ pub(crate) fn lower_kernel(
                 cfg,
                 &regions.uses,
                 &regions.points,
+                huge,
             ),
             masked_body: false,
             home_offsets: HashMap::new(),
             home_bytes: 0,
             home_cache: HashMap::new(),
+            home_slot: None,
             builtin_ptrs: HashMap::new(),
             genv: None,
             sgenv: None,

@@ -160,20 +160,24 @@ impl Tr<'_, '_> {
         let fl = self.mem_flags();
         let mut per_leaf: Vec<Vec<Value>> = vec![Vec::new(); elems.len()];
         if let Some(lanes) = self.lane_addrs(p, private, reach(elems, offs))? {
-            for (a, d) in &lanes {
-                for (k, (e, o)) in elems.iter().zip(offs).enumerate() {
-                    let v = self
-                        .b
-                        .ins()
-                        .load(e.scalar(), fl, *a, (*o as i64 + d) as i32);
-                    per_leaf[k].push(self.fix_bool_load(*e, v));
+            let mut out: Vec<Lv> = if self.huge {
+                self.loads_by_chunk(&lanes, elems, offs)
+            } else {
+                for (a, d) in &lanes {
+                    for (k, (e, o)) in elems.iter().zip(offs).enumerate() {
+                        let v = self
+                            .b
+                            .ins()
+                            .load(e.scalar(), fl, *a, (*o as i64 + d) as i32);
+                        per_leaf[k].push(self.fix_bool_load(*e, v));
+                    }
                 }
-            }
-            let mut out: Vec<Lv> = per_leaf
-                .iter()
-                .zip(elems)
-                .map(|(v, e)| self.pack_lanes(*e, v))
-                .collect();
+                per_leaf
+                    .iter()
+                    .zip(elems)
+                    .map(|(v, e)| self.pack_lanes(*e, v))
+                    .collect()
+            };
             if self.full_state != Some(true) && !private {
                 // Inactive lanes read the sink: give them zeros.
                 let m = self.mask.clone();
@@ -208,6 +212,38 @@ impl Tr<'_, '_> {
             .collect())
     }
 
+    /// The loads of [`Self::per_lane_load`] at lane addresses `lanes`, leaf by leaf
+    /// and chunk by chunk, each chunk packed right after its lanes are loaded. Huge
+    /// kernels: their single-pass allocator gives every value it spills a stack slot
+    /// of its own, so the W x leaves scalars of a wide access (512 for a `float16`
+    /// at width 32), all live until packed, would grow the frame by kilobytes per
+    /// access; packed at once, only the chunks remain.
+    fn loads_by_chunk(&mut self, lanes: &[(Value, i64)], elems: &[Elem], offs: &[u64]) -> Vec<Lv> {
+        let fl = self.mem_flags();
+        let mut out = Vec::with_capacity(elems.len());
+        for (e, o) in elems.iter().zip(offs) {
+            let lpc = e.chunk().1 as usize;
+            let chunks = lanes
+                .chunks(lpc)
+                .map(|group| {
+                    let vals: Vec<Value> = group
+                        .iter()
+                        .map(|(a, d)| {
+                            let v = self
+                                .b
+                                .ins()
+                                .load(e.scalar(), fl, *a, (*o as i64 + d) as i32);
+                            self.fix_bool_load(*e, v)
+                        })
+                        .collect();
+                    self.pack_chunk(*e, &vals)
+                })
+                .collect();
+            out.push(Lv::V(chunks));
+        }
+        out
+    }
+
     /// Per-lane stores of every leaf for the active lanes (inactive lanes write the
     /// sink, or are branched around when the access reaches past it).
     pub(super) fn per_lane_store(
@@ -224,6 +260,20 @@ impl Tr<'_, '_> {
             return self.sparse_store(p, leaves, elems, offs);
         }
         let fl = self.mem_flags();
+        if self.huge {
+            if let Some(lanes) = self.lane_addrs(p, false, reach(elems, offs))? {
+                // Each lane's value extracted just before its store (see
+                // `loads_by_chunk`), in the same lane order.
+                for (l, (a, d)) in lanes.iter().enumerate() {
+                    for ((leaf, e), o) in leaves.iter().zip(elems).zip(offs) {
+                        let x = self.lane_of(*e, leaf, l);
+                        let x = self.bool_for_store(*e, x);
+                        self.b.ins().store(fl, x, *a, (*o as i64 + d) as i32);
+                    }
+                }
+                return Ok(());
+            }
+        }
         let vals: Vec<Vec<Value>> = leaves
             .iter()
             .zip(elems)

@@ -71,7 +71,12 @@ impl Tr<'_, '_> {
             self.checkpoint_reset();
             return;
         }
-        let Some(r) = r else { return };
+        // A huge kernel is compiled without the mid-end (`crate::tiers`): nothing
+        // reorders its instructions, and a block per checkpoint would only multiply
+        // the block boundaries its allocator passes every live value through.
+        let Some(r) = r.filter(|_| !self.huge) else {
+            return;
+        };
         // Loads only a later broadcast reads are placeholders until then.
         if self.broadcast_loads.contains(&r) {
             return;

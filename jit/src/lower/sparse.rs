@@ -18,9 +18,12 @@ const MAX_LEAVES: usize = 4;
 
 impl Tr<'_, '_> {
     /// Whether a per-lane access of these leaves may take the active-lane loop:
-    /// not under a known full mask, leaves that live in vectors as they do in memory.
+    /// not under a known full mask, not in a huge kernel (its blocks would cost the
+    /// single-pass allocator every live value each), leaves that live in vectors as
+    /// they do in memory.
     pub(super) fn sparse_ok(&self, elems: &[Elem]) -> bool {
         self.full_state != Some(true)
+            && !self.huge
             && !elems.is_empty()
             && elems.len() <= MAX_LEAVES
             && elems.iter().all(|e| *e != Elem::Bool)

@@ -3,7 +3,8 @@
 //! the lowering keeps definitions dominating uses), frontend variables (ids used
 //! outside the skip region of their block in a masked body, and the ids a duplicated
 //! block defines in both copies when they are variables), or a home slot in memory
-//! (ids used across a barrier: written where defined, read where used).
+//! (ids used across a barrier: written where defined, read where used; in a huge
+//! kernel without barriers, every id used outside its block, homed in the frame).
 //!
 //! Plain values cost the frontend nothing; a variable costs a lookup through every
 //! block between definition and use, which is why only the few ids that need one get
@@ -214,6 +215,9 @@ impl Tr<'_, '_> {
 
     /// The address of the home area of the current sub-group.
     fn home_base(&mut self) -> Option<Value> {
+        if let Some(slot) = self.home_slot {
+            return Some(self.b.ins().stack_addr(ir::types::I64, slot, 0));
+        }
         let c = self.bctx.as_ref()?;
         let (base, off) = (c.sg_base, self.home_area_offset());
         Some(self.b.ins().iadd_imm_s(base, off as i64))
@@ -234,7 +238,20 @@ impl Tr<'_, '_> {
             self.home_offsets.insert(id, off);
             off += bytes;
         }
-        self.home_bytes = off;
+        if self.regions.points.is_empty() && off > 0 {
+            // No barriers: one sub-group runs to the end before the next starts, so
+            // the homes can be in the frame.
+            let size = u32::try_from(off).map_err(|_| {
+                CompileError::out_of_resources("the values of the kernel are too large")
+            })?;
+            self.home_slot = Some(self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                ir::StackSlotKind::ExplicitSlot,
+                size,
+                4,
+            )));
+        } else {
+            self.home_bytes = off;
+        }
         Ok(())
     }
 

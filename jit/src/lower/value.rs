@@ -207,66 +207,72 @@ impl Tr<'_, '_> {
 
     /// The W scalar lane values of `lv` (bools as i8 0/1).
     pub fn lanes_of(&mut self, e: Elem, lv: &Lv) -> Vec<Value> {
-        let w = self.w as usize;
+        if let Lv::U(u) = lv {
+            return vec![*u; self.w as usize];
+        }
+        (0..self.w as usize)
+            .map(|l| self.lane_of(e, lv, l))
+            .collect()
+    }
+
+    /// The scalar value of lane `l` of `lv` (a bool as i8 0/1): one lane of
+    /// [`Self::lanes_of`], emitted where it is used (huge kernels: a value extracted
+    /// only when needed is not live across the rest of a wide access).
+    pub fn lane_of(&mut self, e: Elem, lv: &Lv, l: usize) -> Value {
         match lv {
-            Lv::U(u) => vec![*u; w],
-            Lv::A(base, stride) => (0..w)
-                .map(|l| {
-                    if l == 0 {
-                        *base
-                    } else {
-                        self.b
-                            .ins()
-                            .iadd_imm_s(*base, stride.wrapping_mul(l as i64))
-                    }
-                })
-                .collect(),
+            Lv::U(u) => *u,
+            Lv::A(base, _) if l == 0 => *base,
+            Lv::A(base, stride) => self
+                .b
+                .ins()
+                .iadd_imm_s(*base, stride.wrapping_mul(l as i64)),
             Lv::V(chunks) => {
                 let (_, lpc) = e.chunk();
-                (0..w)
-                    .map(|l| {
-                        let c = chunks[l / lpc as usize];
-                        let x = self.lane_scalar(c, (l % lpc as usize) as u8);
-                        if e == Elem::Bool {
-                            self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
-                        } else {
-                            x
-                        }
-                    })
-                    .collect()
+                let c = chunks[l / lpc as usize];
+                let x = self.lane_scalar(c, (l % lpc as usize) as u8);
+                if e == Elem::Bool {
+                    self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
+                } else {
+                    x
+                }
             }
         }
     }
 
     /// Packs W scalar lane values (bools as i8) into a varying value.
     pub fn pack_lanes(&mut self, e: Elem, lanes: &[Value]) -> Lv {
-        let (ty, lpc) = e.chunk();
+        let (_, lpc) = e.chunk();
         let lpc = lpc as usize;
-        let mut chunks = Vec::new();
-        for c in 0..self.nchunks(e) {
-            let mut v: Option<Value> = None;
-            for j in 0..lpc {
-                let l = c * lpc + j;
-                if l >= lanes.len() {
-                    break;
-                }
-                let x = if e == Elem::Bool {
-                    self.bool_to_i32_mask(lanes[l])
-                } else {
-                    lanes[l]
-                };
-                v = Some(match v {
-                    None => self.b.ins().splat(ty, x),
-                    Some(vv) => self.b.ins().insertlane(vv, x, j as u8),
-                });
-            }
-            let v = match v {
-                Some(v) => v,
-                None => self.vconst_bytes(ty, vec![0; 16]),
-            };
-            chunks.push(v);
-        }
+        let chunks = (0..self.nchunks(e))
+            .map(|c| {
+                let from = (c * lpc).min(lanes.len());
+                let to = (from + lpc).min(lanes.len());
+                self.pack_chunk(e, &lanes[from..to])
+            })
+            .collect();
         Lv::V(chunks)
+    }
+
+    /// Packs the scalar values (bools as i8) of the lanes of one chunk of element
+    /// `e`, lowest first (zeros when there are none).
+    pub fn pack_chunk(&mut self, e: Elem, lanes: &[Value]) -> Value {
+        let (ty, _) = e.chunk();
+        let mut v: Option<Value> = None;
+        for (j, x) in lanes.iter().enumerate() {
+            let x = if e == Elem::Bool {
+                self.bool_to_i32_mask(*x)
+            } else {
+                *x
+            };
+            v = Some(match v {
+                None => self.b.ins().splat(ty, x),
+                Some(vv) => self.b.ins().insertlane(vv, x, j as u8),
+            });
+        }
+        match v {
+            Some(v) => v,
+            None => self.vconst_bytes(ty, vec![0; 16]),
+        }
     }
 
     /// Applies a scalar operation lane by lane: uniform if every input is uniform,
