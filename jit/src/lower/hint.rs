@@ -385,38 +385,21 @@ impl Tr<'_, '_> {
         else {
             return self.load_leaves(p, elems, offs, private);
         };
-        let tys: Vec<_> = elems
-            .iter()
-            .flat_map(|e| vec![e.chunk().0; self.nchunks(*e)])
-            .collect();
-        let chunks = |t: &mut Self, leaves: Vec<Lv>| -> Vec<Value> {
-            leaves
-                .iter()
-                .zip(elems)
-                .flat_map(|(l, e)| t.chunks_of(*e, l))
-                .collect()
-        };
+        let tys = self.chunk_types(elems);
         let merged = self.branch_merge(
             h.ok,
             &tys,
             |t| {
                 let l = t.load_leaves(&h.form, elems, offs, private)?;
-                Ok(chunks(t, l))
+                Ok(t.flat_chunks(&l, elems))
             },
             |t| {
                 // A wrapped form: the lanes are not contiguous either.
                 let l = t.per_lane_load(p, elems, offs, private)?;
-                Ok(chunks(t, l))
+                Ok(t.flat_chunks(&l, elems))
             },
         )?;
-        let mut out = Vec::with_capacity(elems.len());
-        let mut rest = merged.as_slice();
-        for e in elems {
-            let (now, later) = rest.split_at(self.nchunks(*e));
-            out.push(Lv::V(now.to_vec()));
-            rest = later;
-        }
-        Ok(out)
+        Ok(self.leaves_of_chunks(&merged, elems))
     }
 
     /// Stores leaves through pointer `ptr` (lane addresses `p`), on the hinted affine

@@ -43,6 +43,16 @@ impl Tr<'_, '_> {
         e != Elem::Bool
     }
 
+    /// The run-time flag that the `n` chunks of element `e` at `base` lie inside the
+    /// `__local` block, when element `e` may take the whole-vector path at all.
+    fn local_masked_span_inside(&mut self, base: Value, e: Elem, n: usize) -> Option<Value> {
+        if Self::local_masked_elem(e) {
+            self.local_span_inside(base, 16 * n as u64)
+        } else {
+            None
+        }
+    }
+
     /// Loads the W contiguous lanes of element `e` at `base` (`n` 16-byte chunks of
     /// type `vt`) under a partial mask: whole vectors when the span is inside the
     /// `__local` block, else `lanes` (the lane-by-lane load).
@@ -54,12 +64,8 @@ impl Tr<'_, '_> {
     ) -> Result<Vec<Value>, CompileError> {
         let (vt, _) = e.chunk();
         let n = self.nchunks(e);
-        let inside = match Self::local_masked_elem(e)
-            .then(|| self.local_span_inside(base, 16 * n as u64))
-            .flatten()
-        {
-            Some(c) => c,
-            None => return lanes(self),
+        let Some(inside) = self.local_masked_span_inside(base, e, n) else {
+            return lanes(self);
         };
         let fl = self.mem_flags();
         let tys = vec![vt; n];
@@ -88,12 +94,8 @@ impl Tr<'_, '_> {
     ) -> Result<(), CompileError> {
         let (vt, _) = e.chunk();
         let n = self.nchunks(e);
-        let inside = match Self::local_masked_elem(e)
-            .then(|| self.local_span_inside(base, 16 * n as u64))
-            .flatten()
-        {
-            Some(c) => c,
-            None => return lanes(self),
+        let Some(inside) = self.local_masked_span_inside(base, e, n) else {
+            return lanes(self);
         };
         let fl = self.mem_flags();
         let v = v.clone();
@@ -158,10 +160,7 @@ impl Tr<'_, '_> {
         elems: &[Elem],
         offs: &[u64],
     ) -> Result<Vec<Lv>, CompileError> {
-        let tys: Vec<_> = elems
-            .iter()
-            .flat_map(|e| vec![e.chunk().0; self.nchunks(*e)])
-            .collect();
+        let tys = self.chunk_types(elems);
         let merged = self.branch_merge(
             inside,
             &tys,
@@ -174,14 +173,7 @@ impl Tr<'_, '_> {
                 Ok(t.flat_chunks(&l, elems))
             },
         )?;
-        let mut out = Vec::with_capacity(elems.len());
-        let mut rest = merged.as_slice();
-        for e in elems {
-            let (now, later) = rest.split_at(self.nchunks(*e));
-            out.push(Lv::V(now.to_vec()));
-            rest = later;
-        }
-        Ok(out)
+        Ok(self.leaves_of_chunks(&merged, elems))
     }
 
     /// A per-lane store under a partial mask through affine `__local` address `p`: when
@@ -233,13 +225,5 @@ impl Tr<'_, '_> {
         let r = f(self);
         self.local_access = saved;
         r
-    }
-
-    /// The chunks of leaves `l` (elements `elems`), in order.
-    fn flat_chunks(&mut self, l: &[Lv], elems: &[Elem]) -> Vec<Value> {
-        l.iter()
-            .zip(elems)
-            .flat_map(|(l, e)| self.chunks_of(*e, l))
-            .collect()
     }
 }

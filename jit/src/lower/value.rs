@@ -187,6 +187,37 @@ impl Tr<'_, '_> {
             .collect()
     }
 
+    /// The chunk types of leaves of elements `elems`, in order: the result types of a
+    /// `branch_merge` that carries several leaves as one flat list.
+    pub(super) fn chunk_types(&self, elems: &[Elem]) -> Vec<Type> {
+        elems
+            .iter()
+            .flat_map(|e| vec![e.chunk().0; self.nchunks(*e)])
+            .collect()
+    }
+
+    /// The chunks of leaves `l` (elements `elems`), in order: the inverse of
+    /// [`Self::leaves_of_chunks`].
+    pub(super) fn flat_chunks(&mut self, l: &[Lv], elems: &[Elem]) -> Vec<Value> {
+        l.iter()
+            .zip(elems)
+            .flat_map(|(l, e)| self.chunks_of(*e, l))
+            .collect()
+    }
+
+    /// Leaves of elements `elems` cut from a flat chunk list made by
+    /// [`Self::flat_chunks`].
+    pub(super) fn leaves_of_chunks(&self, flat: &[Value], elems: &[Elem]) -> Vec<Lv> {
+        let mut out = Vec::with_capacity(elems.len());
+        let mut rest = flat;
+        for e in elems {
+            let (now, later) = rest.split_at(self.nchunks(*e));
+            out.push(Lv::V(now.to_vec()));
+            rest = later;
+        }
+        out
+    }
+
     /// The chunks of `lv` (materialising uniform and affine values).
     pub fn chunks_of(&mut self, e: Elem, lv: &Lv) -> Vec<Value> {
         match lv {
