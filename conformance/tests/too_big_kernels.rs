@@ -89,6 +89,25 @@ fn assemble(text: &str, env: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// Build failure `f` is the refusal of a kernel too large to compile:
+/// `CL_OUT_OF_RESOURCES`, a log that says so and names `what` is too big, and a
+/// context still usable afterwards.
+fn refused(f: &BuildFailure, what: &str, ctx: &DeviceContext) {
+    assert_eq!(
+        f.code,
+        CL_OUT_OF_RESOURCES,
+        "{} ({})",
+        error_name(f.code),
+        f.log
+    );
+    assert!(
+        f.log.contains("too large to compile") && f.log.contains(what),
+        "{}",
+        f.log
+    );
+    still_usable(ctx);
+}
+
 /// The process and the context are still usable after a refused build.
 fn still_usable(ctx: &DeviceContext) {
     let program = ctx.build("kernel void k(global int* o) { o[0] = 7; }", "");
@@ -115,19 +134,7 @@ fn a_kernel_too_big_to_compile_fails_with_out_of_resources_and_a_log() {
     let f = ctx
         .try_build_il(&il, "")
         .expect_err("a kernel of some 7 million machine instructions built");
-    assert_eq!(
-        f.code,
-        CL_OUT_OF_RESOURCES,
-        "{} ({})",
-        error_name(f.code),
-        f.log
-    );
-    assert!(
-        f.log.contains("too large to compile") && f.log.contains("million"),
-        "{}",
-        f.log
-    );
-    still_usable(&ctx);
+    refused(&f, "million", &ctx);
 }
 
 /// A kernel whose required sub-group size makes it too big (its stack frame) is
@@ -148,19 +155,7 @@ fn a_wide_kernel_too_big_for_its_frame_fails_at_once_or_computes_right() {
     let program = match ctx.try_build_il(&il, "") {
         Ok(p) => p,
         Err(f) => {
-            assert_eq!(
-                f.code,
-                CL_OUT_OF_RESOURCES,
-                "{} ({})",
-                error_name(f.code),
-                f.log
-            );
-            assert!(
-                f.log.contains("too large to compile") && f.log.contains("stack frame"),
-                "{}",
-                f.log
-            );
-            still_usable(&ctx);
+            refused(&f, "stack frame", &ctx);
             return;
         }
     };
