@@ -143,6 +143,7 @@ fn sub_group_width(
     ep: &spirv::EntryPoint,
     flat: &analysis::flatten::FlatFunction,
     options: &CompileOptions,
+    cfg: &analysis::cfg::Cfg,
     uni: &analysis::uniformity::Uniformity,
 ) -> Result<u32, CompileError> {
     let w = ep
@@ -151,7 +152,7 @@ fn sub_group_width(
         .or(options.default_sub_group_width)
         .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat) {
             w
-        } else if is_tile_row_kernel(ep, uni) || is_plain_streaming_kernel(m, ep, flat, uni) {
+        } else if is_tile_row_kernel(ep, cfg, uni) || is_plain_streaming_kernel(m, ep, flat, uni) {
             TILE_ROW_WIDTH
         } else {
             DEFAULT_SUB_GROUP_WIDTH
@@ -194,12 +195,24 @@ const TILE_ROW_WIDTH: u32 = 16;
 /// [`TILE_ROW_WIDTH`] items and no divergent branch (a transpose, a tiled copy). With
 /// a sub-group per row, each row's access to a row-major array is one whole 64-byte
 /// cache line, and a region-split kernel resumes half as many sub-groups per barrier:
-/// clbench `transpose` (16x16) runs in 0.6x the CPU time of width 8. Kernels with
-/// divergent branches keep width 8 (masked code on 16 lanes needs four vectors per
-/// value and spills: clbench `stencil2d` is 1.2x slower at width 16).
-fn is_tile_row_kernel(ep: &spirv::EntryPoint, uni: &analysis::uniformity::Uniformity) -> bool {
+/// clbench `transpose` (16x16) runs in 0.6x the CPU time of width 8. Divergent
+/// branches outside loops (a stencil's halo and border tests) are allowed: with
+/// single-lane blocks as scalar code (`lower::single_lane`) and decided branches
+/// (`lower::affine_cmp`) their cost is per sub-group, so width 16 halves it (clbench
+/// `stencil2d`: 0.84x the JIT instructions of width 8). Kernels with a divergent
+/// branch in a loop keep width 8 (masked loop code on 16 lanes needs four vectors per
+/// value and spills).
+fn is_tile_row_kernel(
+    ep: &spirv::EntryPoint,
+    cfg: &analysis::cfg::Cfg,
+    uni: &analysis::uniformity::Uniformity,
+) -> bool {
     matches!(ep.modes.local_size, Some([x, y, z]) if x == TILE_ROW_WIDTH && y.saturating_mul(z) > 1)
-        && !uni.any_divergence()
+        && uni
+            .divergent_branch
+            .iter()
+            .enumerate()
+            .all(|(b, d)| !d || cfg.loop_of[b].is_none())
 }
 
 /// A kernel where a wider sub-group only amortises per-sub-group work: no divergent
@@ -305,7 +318,7 @@ fn compile_module(
         let feats = crate::tiers::features(&m, &flat, &uni);
         let plan = crate::tiers::plan(
             &feats,
-            sub_group_width(&m, ep, &flat, options, &uni)?,
+            sub_group_width(&m, ep, &flat, options, &cfg, &uni)?,
             if ep.modes.sub_group_size.is_some() {
                 crate::tiers::WidthChoice::Required
             } else if options.default_sub_group_width.is_some() {

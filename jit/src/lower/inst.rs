@@ -10,10 +10,11 @@ use cranelift_codegen::ir::{
     types, InstBuilder, Value,
 };
 
+use super::affine_cmp;
 use super::value::{little, Elem, Lv, Val};
 use super::Tr;
 use crate::analysis::exact::Fact;
-use crate::spirv::{BinOp, ConvOp, Id, Inst, Op, Rounding, Type, UnOp};
+use crate::spirv::{BinOp, ConstValue, ConvOp, Id, Inst, Op, Rounding, Type, UnOp};
 use crate::CompileError;
 
 impl Tr<'_, '_> {
@@ -445,9 +446,36 @@ impl Tr<'_, '_> {
         let va = self.get(a)?;
         let vb = self.get(b)?;
         let mut leaves = Vec::with_capacity(va.leaves.len());
+        // `c ? true : b` is `c || b` and `c ? a : false` is `c && a` (clang's form of
+        // `||` and `&&` of comparisons): recorded for `affine_cmp`.
+        let truth = |t: &Self, id: Id| {
+            let k = t.m.constants.get(&id)?;
+            if !matches!(t.m.types.get(&k.ty), Some(Type::Bool)) {
+                return None;
+            }
+            match k.value {
+                ConstValue::Scalar(v) => Some(v != 0),
+                ConstValue::Null => Some(false),
+                _ => None,
+            }
+        };
+        let comb = match (truth(self, a), truth(self, b)) {
+            (Some(true), _) => Some((affine_cmp::CombOp::Or, 1)),
+            (_, Some(false)) => Some((affine_cmp::CombOp::And, 0)),
+            _ => None,
+        };
         for i in 0..va.leaves.len() {
             let cl = c.leaves.get(i).unwrap_or(&c.leaves[0]).clone();
-            leaves.push(self.select_lv(&cl, va.elems[i], &va.leaves[i], &vb.leaves[i]));
+            let r = self.select_lv(&cl, va.elems[i], &va.leaves[i], &vb.leaves[i]);
+            if let (Some((op, side)), Elem::Bool) = (comb, va.elems[i]) {
+                let other = if side == 1 {
+                    &vb.leaves[i]
+                } else {
+                    &va.leaves[i]
+                };
+                self.note_bool_comb(op, &cl, Some(other), &r);
+            }
+            leaves.push(r);
         }
         Ok(Val {
             leaves,
@@ -669,20 +697,32 @@ impl Tr<'_, '_> {
                     _ => unreachable!("matched above"),
                 }
             }
-            B::And | B::LogicalAnd => self.vec_op2(
-                e,
-                a,
-                b,
-                |t, x, y| t.b.ins().band(x, y),
-                |t, x, y| t.b.ins().band(x, y),
-            ),
-            B::Or | B::LogicalOr => self.vec_op2(
-                e,
-                a,
-                b,
-                |t, x, y| t.b.ins().bor(x, y),
-                |t, x, y| t.b.ins().bor(x, y),
-            ),
+            B::And | B::LogicalAnd => {
+                let r = self.vec_op2(
+                    e,
+                    a,
+                    b,
+                    |t, x, y| t.b.ins().band(x, y),
+                    |t, x, y| t.b.ins().band(x, y),
+                );
+                if e == Elem::Bool {
+                    self.note_bool_comb(affine_cmp::CombOp::And, a, Some(b), &r);
+                }
+                r
+            }
+            B::Or | B::LogicalOr => {
+                let r = self.vec_op2(
+                    e,
+                    a,
+                    b,
+                    |t, x, y| t.b.ins().bor(x, y),
+                    |t, x, y| t.b.ins().bor(x, y),
+                );
+                if e == Elem::Bool {
+                    self.note_bool_comb(affine_cmp::CombOp::Or, a, Some(b), &r);
+                }
+                r
+            }
             B::Xor | B::LogicalNotEqual => self.vec_op2(
                 e,
                 a,
@@ -1098,7 +1138,11 @@ impl Tr<'_, '_> {
                 UnOp::Not => self.vec_op1(e, l, |t, x| t.b.ins().bnot(x)),
                 UnOp::LogicalNot => match l {
                     Lv::U(x) => Lv::U(self.b.ins().bxor_imm_s(*x, 1)),
-                    _ => self.vec_op1(e, l, |t, x| t.b.ins().bnot(x)),
+                    _ => {
+                        let r = self.vec_op1(e, l, |t, x| t.b.ins().bnot(x));
+                        self.note_bool_comb(affine_cmp::CombOp::Not, l, None, &r);
+                        r
+                    }
                 },
                 UnOp::IsNan => self.fcmp_lv(FloatCC::Unordered, e, l, l),
                 UnOp::IsInf | UnOp::IsFinite | UnOp::IsNormal => {

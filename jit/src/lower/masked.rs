@@ -511,8 +511,15 @@ impl Tr<'_, '_> {
     fn lower_masked_terminator(&mut self, bi: usize) -> Result<(), CompileError> {
         let blk = &self.f.blocks[bi];
         let m = self.mask.clone();
+        // In the full-mask copy of a block every lane takes its edges that the whole
+        // mask takes: no blending into the target's phis and mask.
+        let whole = if self.full_state == Some(true) {
+            EdgeMask::All
+        } else {
+            EdgeMask::Lanes(&m)
+        };
         match &blk.term {
-            Terminator::Branch(t) => self.edge(bi, *t, &m, true)?,
+            Terminator::Branch(t) => self.edge_with(bi, *t, whole, true)?,
             Terminator::BranchCond { cond, t, f: fl } => {
                 if t == fl {
                     self.edge(bi, *t, &m, true)?;
@@ -539,6 +546,9 @@ impl Tr<'_, '_> {
                         let cm = self.bool_mask(&c.leaves[0]);
                         if self.full_state == Some(true) && self.cfg.loop_of[bi].is_some() {
                             return self.branch_full(bi, *t, *fl, &m, &cm);
+                        }
+                        if let Some((all, none)) = self.affine_all_none(&cm) {
+                            return self.branch_decided(bi, [*t, *fl], &m, &cm, all, none);
                         }
                         let mt = self.mask_and(&m, &cm);
                         let mf = self.mask_and_not(&m, &cm);
@@ -575,6 +585,55 @@ impl Tr<'_, '_> {
             }
             Terminator::Return | Terminator::ReturnValue(_) | Terminator::Unreachable => {}
         }
+        Ok(())
+    }
+
+    /// A divergent branch at the end of block `bi` under mask `m` whose condition
+    /// `cm` has scalar answers "every lane" (`all`) and "no lane" (`none`)
+    /// (`affine_cmp`): when one holds, only that edge is taken, under the whole mask
+    /// and without building `cm` (its vector code then sits on the mixed path only);
+    /// else both edges under their masks.
+    fn branch_decided(
+        &mut self,
+        bi: usize,
+        [t, f]: [Id; 2],
+        m: &[Value],
+        cm: &[Value],
+        all: Value,
+        none: Value,
+    ) -> Result<(), CompileError> {
+        // The values the edges pass to phis, read before the branches (a value first
+        // read in one of them would not reach the others).
+        for target in [t, f] {
+            if let Some(&ti) = self.cfg.index.get(&target) {
+                self.edge_phi_inputs(bi, ti)?;
+            }
+        }
+        let [b_all, b_rest, b_none, b_mixed, join] = [(); 5].map(|_| self.b.create_block());
+        self.b.ins().brif(all, b_all, &[], b_rest, &[]);
+        self.b.switch_to_block(b_rest);
+        self.b.seal_block(b_rest);
+        self.b.ins().brif(none, b_none, &[], b_mixed, &[]);
+        let whole = if self.full_state == Some(true) {
+            EdgeMask::All
+        } else {
+            EdgeMask::Lanes(m)
+        };
+        for (blk, target) in [(b_all, t), (b_none, f)] {
+            self.b.switch_to_block(blk);
+            self.b.seal_block(blk);
+            self.edge_with(bi, target, whole, true)?;
+            self.b.ins().jump(join, &[]);
+        }
+        self.b.switch_to_block(b_mixed);
+        self.b.seal_block(b_mixed);
+        let mt = self.mask_and(m, cm);
+        let mf = self.mask_and_not(m, cm);
+        self.edge(bi, t, &mt, false)?;
+        self.edge(bi, f, &mf, false)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
         Ok(())
     }
 

@@ -245,6 +245,8 @@ pub(crate) struct Tr<'a, 'b> {
     pub huge: bool,
     /// Comparison masks of an affine and a uniform value, by their first chunk.
     affine_cmps: HashMap<Value, affine_cmp::AffineCmp>,
+    /// Masks that are logical combinations of others, by their first chunk.
+    bool_combs: HashMap<Value, affine_cmp::BoolComb>,
     /// The single-block loop whose full-mask copy is being lowered, that copy's
     /// first block (an iteration in which every lane continues jumps back there) and
     /// the empty mask its pending mask was cleared with.
@@ -417,6 +419,7 @@ pub(crate) fn lower_kernel(
             huge,
             pending: Default::default(),
             affine_cmps: HashMap::new(),
+            bool_combs: HashMap::new(),
             self_loop: None,
             single_lane_blocks: HashMap::new(),
             single_lane: None,

@@ -247,7 +247,8 @@ fn bor_leaves(func: &Function, v: Value, chain: &[Inst]) -> Option<Vec<Value>> {
     let mut leaves = Vec::new();
     let mut cur = v;
     for &i in chain.iter().rev() {
-        if func.dfg.first_result(i) != cur {
+        // An instruction without results (a store before the test) ends the match.
+        if func.dfg.inst_results(i).first() != Some(&cur) {
             return None;
         }
         let ir::InstructionData::Binary {
@@ -432,5 +433,45 @@ mod tests {
                 f.display()
             );
         }
+    }
+
+    /// A block that stores before its mask test is not a mask test: threading leaves
+    /// the edge into it alone instead of failing on the store, which has no result
+    /// (pyopencl's bessel_yn reached this through a decided branch).
+    #[test]
+    fn store_before_a_mask_test_is_left_alone() {
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params.push(AbiParam::new(types::I32X4));
+        sig.params.push(AbiParam::new(types::I64));
+        let mut f = Function::with_name_signature(UserFuncName::user(0, 0), sig);
+        let mut fctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut f, &mut fctx);
+        let [entry, check, yes, no] = std::array::from_fn(|_| b.create_block());
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let m0 = b.block_params(entry)[0];
+        let p = b.block_params(entry)[1];
+        b.ins().jump(check, &[BlockArg::Value(m0)]);
+        b.append_block_param(check, types::I32X4);
+        b.switch_to_block(check);
+        let cm = b.block_params(check)[0];
+        b.ins().store(ir::MemFlagsData::trusted(), cm, p, 0);
+        let any = b.ins().vany_true(cm);
+        b.ins().brif(any, yes, &[], no, &[]);
+        for blk in [yes, no] {
+            b.switch_to_block(blk);
+            b.ins().return_(&[]);
+        }
+        b.seal_all_blocks();
+        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+        let isa = cranelift_native::builder()
+            .expect("host ISA")
+            .finish(flags.clone())
+            .expect("host ISA");
+        b.finalize(isa.frontend_config());
+
+        assert_eq!(thread_mask_tests(&mut f), 0);
+        cranelift_codegen::verifier::verify_function(&f, &flags).expect("valid after threading");
+        assert_eq!(targets(&f), vec![check, yes, no]);
     }
 }
