@@ -4,8 +4,8 @@
 //! per-work-item trip counts, loops that read memory, loops nested in loops, and
 //! private arrays filled by loops (also by loops of the same trip count in every
 //! work-item: `build_scale`'s `arrays` shape, a kernel without divergent branches).
-//! Kernels with over 1000 conditional branches take the same pipeline
-//! ([`branches_source`]). Before that pipeline, locals whose scopes do not overlap
+//! Kernels with over 1000 conditional branches take the same pipeline, over 2000 a
+//! minimal one ([`branches_source`]). Before that pipeline, locals whose scopes do not overlap
 //! share one slot (`runtime/src/build/shared_slots.rs`): [`scopes_source`] mixes the
 //! scopes that sharing must get right. Integer arithmetic, so every result is exact.
 
@@ -309,10 +309,11 @@ fn branches_host(n: usize, input: &[u32], ix: &[i32], gid: usize) -> u32 {
     acc
 }
 
-/// Over the branch count from which the build uses `opt`'s cheaper pipeline, and under.
+/// Over the branch counts from which the build uses `opt`'s cheaper pipeline (1000)
+/// and its minimal one without InstCombine and GVN (2000), and under both.
 #[test]
 fn many_nested_branches_compute_right() {
-    for n in [1200, 90] {
+    for n in [2100, 1200, 90] {
         check_source(
             &branches_source(n),
             |input, ix, g| branches_host(n, input, ix, g),

@@ -20,6 +20,11 @@
 //! light pipeline plus the backend 0.22/0.61/2.04 s, with the same code from the jit
 //! (1000: 157 569 vs 157 763 Cranelift instructions; `branches`: identical).
 //!
+//! From [`MINIMAL_BRANCH_LIMIT`] branches on, even that pipeline's InstCombine and GVN
+//! are quadratic (every branch on `x` is a dominating condition each query about `x`
+//! looks at), and so is clang's backend on what they leave: such functions get
+//! [`MINIMAL_PIPELINE`].
+//!
 //! The decision is made on the unoptimised IR of a whole-program build (see
 //! `whole_program`): [`shape`] counts the loops and conditional branches of its
 //! biggest functions.
@@ -54,10 +59,33 @@ pub struct Shape {
     pub branches: usize,
 }
 
+/// Functions with at least this many conditional branches get [`MINIMAL_PIPELINE`]:
+/// from here on [`PIPELINE`]'s InstCombine and GVN, and clang's backend on what they
+/// leave, grow with the square of the branches on one value (see the module
+/// documentation); build_scale `nesting` at 4000/10 000 branches: opt 1.44/14.5 s,
+/// backend 0.86/6.65 s; with the minimal pipeline 0.56/1.67 and 0.56/1.59 s.
+pub const MINIMAL_BRANCH_LIMIT: usize = 2000;
+
+/// The `opt -passes=` pipeline for functions of [`MINIMAL_BRANCH_LIMIT`] branches or
+/// more: [`PIPELINE`] with InstSimplify for InstCombine and without GVN, the two passes
+/// that propagate every dominating branch condition to the uses of its operands. The
+/// jit gets about 10% more Cranelift instructions from such IR (`nesting` 4000:
+/// 458 822 -> 508 650) and takes the same time over it.
+pub const MINIMAL_PIPELINE: &str = "cgscc(inline,function(sroa,early-cse<memssa>,simplifycfg,\
+                                    instsimplify,adce,simplifycfg)),globaldce";
+
 impl Shape {
-    /// Whether [`PIPELINE`] replaces `-O2` (`loop_limit`: see [`loop_limit_from_env`]).
-    pub fn wants_light_pipeline(&self, loop_limit: usize) -> bool {
-        self.loops >= loop_limit || self.branches >= BRANCH_LIMIT
+    /// The `opt` pipeline that replaces `-O2`, if any (`loop_limit`: see
+    /// [`loop_limit_from_env`]): [`MINIMAL_PIPELINE`] for the most branches,
+    /// [`PIPELINE`] for many loops or branches.
+    pub fn light_pipeline(&self, loop_limit: usize) -> Option<&'static str> {
+        if self.branches >= MINIMAL_BRANCH_LIMIT {
+            Some(MINIMAL_PIPELINE)
+        } else if self.loops >= loop_limit || self.branches >= BRANCH_LIMIT {
+            Some(PIPELINE)
+        } else {
+            None
+        }
     }
 }
 
@@ -174,6 +202,26 @@ pub fn locate_opt(clang: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pipeline_follows_loops_and_branches() {
+        let p = |loops, branches| Shape { loops, branches }.light_pipeline(LOOP_LIMIT);
+        assert_eq!(p(0, 0), None);
+        assert_eq!(p(LOOP_LIMIT - 1, BRANCH_LIMIT - 1), None);
+        assert_eq!(p(LOOP_LIMIT, 0), Some(PIPELINE));
+        assert_eq!(p(0, BRANCH_LIMIT), Some(PIPELINE));
+        assert_eq!(p(0, MINIMAL_BRANCH_LIMIT - 1), Some(PIPELINE));
+        assert_eq!(p(0, MINIMAL_BRANCH_LIMIT), Some(MINIMAL_PIPELINE));
+        assert_eq!(p(LOOP_LIMIT, MINIMAL_BRANCH_LIMIT), Some(MINIMAL_PIPELINE));
+        assert_eq!(
+            Shape {
+                loops: 5,
+                branches: 0
+            }
+            .light_pipeline(0),
+            Some(PIPELINE)
+        );
+    }
 
     #[test]
     fn counts_loops_of_the_biggest_function() {

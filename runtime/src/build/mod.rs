@@ -649,7 +649,8 @@ impl Frontend {
     /// loops or [`loop_heavy::BRANCH_LIMIT`] conditional branches or more, and an `opt`
     /// beside clang: locals of disjoint scopes made to share
     /// slots (`shared_slots`: SROA's cost is then linear), `opt` with
-    /// [`loop_heavy::PIPELINE`], then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
+    /// [`loop_heavy::PIPELINE`] (or [`loop_heavy::MINIMAL_PIPELINE`] for
+    /// [`loop_heavy::MINIMAL_BRANCH_LIMIT`] branches), then clang's backend to SPIR-V. None (use `-O2`) for other IR, without `opt`,
     /// or when `opt` fails (a bug of LLVM's: `-O2` may still work).
     fn light_optimise_ir_to_spirv(
         &self,
@@ -657,12 +658,10 @@ impl Frontend {
         log: &str,
     ) -> Option<Result<Vec<u32>, SourceBuildError>> {
         let shape = loop_heavy::shape(ir);
-        if !shape.wants_light_pipeline(loop_heavy::loop_limit_from_env()) {
-            return None;
-        }
+        let pipeline = shape.light_pipeline(loop_heavy::loop_limit_from_env())?;
         let opt = loop_heavy::locate_opt(&self.clang)?;
         let (ir, shared) = shared_slots::share_scoped_slots(ir);
-        let args: Vec<OsString> = [&format!("-passes={}", loop_heavy::PIPELINE), "-o", "-", "-"]
+        let args: Vec<OsString> = [&format!("-passes={pipeline}"), "-o", "-", "-"]
             .map(OsString::from)
             .to_vec();
         let started = std::time::Instant::now();
