@@ -99,3 +99,17 @@ pub fn assemble(text: &str, env: &str) -> Result<Vec<u8>, String> {
     let _ = std::fs::remove_file(&output);
     bytes
 }
+
+/// [`assemble`] for a test: the module, or None when spirv-as is missing on another
+/// platform (on cranecl that fails the test, as [`crate::require`] does: its tests
+/// never skip a check); an assembler error panics with the text.
+pub fn assemble_for_test(text: &str, env: &str) -> Option<Vec<u8>> {
+    match assemble(text, env) {
+        Ok(b) => Some(b),
+        Err(e) if e.contains("running spirv-as") => {
+            crate::require(false, "spirv-as (spirv-tools)");
+            None
+        }
+        Err(e) => panic!("{e}\n{text}"),
+    }
+}

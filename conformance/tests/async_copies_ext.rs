@@ -521,17 +521,6 @@ const COPIES: &str = r#"
                OpGroupWaitEvents %uint_2 %uint_2 %ev
 "#;
 
-fn assemble(text: &str) -> Option<Vec<u8>> {
-    match spirv::assemble(text, "spv1.6") {
-        Ok(b) => Some(b),
-        Err(e) if e.contains("running spirv-as") => {
-            require(false, "spirv-as (spirv-tools)");
-            None
-        }
-        Err(e) => panic!("{e}\n{text}"),
-    }
-}
-
 fn spirv_set_reported(ctx: &DeviceContext) -> bool {
     let Ok(bytes) = device_info_bytes(ctx.device, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR)
     else {
@@ -555,7 +544,7 @@ fn codeplay_group_async_copies_run_and_match_the_host() {
         spirv_set_reported(&ctx),
         "{SET} missing from the SPIR-V queries"
     );
-    let Some(il) = assemble(&module(COPIES)) else {
+    let Some(il) = spirv::assemble_for_test(&module(COPIES), "spv1.6") else {
         return;
     };
     let program = ctx.try_build_il(&il, "").unwrap_or_else(|f| panic!("{f}"));
@@ -606,7 +595,7 @@ fn codeplay_group_async_copies_chain_on_an_event() {
     if !require(ctx.supports_spirv(), "SPIR-V programs") || !extension(&ctx) {
         return;
     }
-    let Some(il) = assemble(&module(CHAINED)) else {
+    let Some(il) = spirv::assemble_for_test(&module(CHAINED), "spv1.6") else {
         return;
     };
     let program = ctx.try_build_il(&il, "").unwrap_or_else(|f| panic!("{f}"));
@@ -701,7 +690,7 @@ fn codeplay_group_async_copies_misuse_is_refused() {
         return;
     }
     for (inst, why) in MISUSES {
-        let Some(il) = assemble(&module(inst)) else {
+        let Some(il) = spirv::assemble_for_test(&module(inst), "spv1.6") else {
             return;
         };
         match ctx.try_build_il(&il, "") {
@@ -716,7 +705,7 @@ fn codeplay_group_async_copies_misuse_is_refused() {
         }
     }
     // Still usable.
-    let Some(il) = assemble(&module(COPIES)) else {
+    let Some(il) = spirv::assemble_for_test(&module(COPIES), "spv1.6") else {
         return;
     };
     assert!(ctx.try_build_il(&il, "").is_ok());
@@ -731,7 +720,7 @@ fn a_binary_with_a_misused_copy_fails_to_build_with_a_log() {
     }
     let ctx = DeviceContext::new();
     for (inst, why) in MISUSES {
-        let Some(il) = assemble(&module(inst)) else {
+        let Some(il) = spirv::assemble_for_test(&module(inst), "spv1.6") else {
             return;
         };
         let program = ctx

@@ -318,17 +318,6 @@ fn module() -> String {
     format!("{HEADER}{COMMON}{QUERY_CONSTANTS}{PARENT}{CHILDREN}{QUERIES}{FANOUT}")
 }
 
-fn assemble(text: &str) -> Option<Vec<u8>> {
-    match spirv::assemble(text, "spv1.2") {
-        Ok(b) => Some(b),
-        Err(e) if e.contains("running spirv-as") => {
-            require(false, "spirv-as (spirv-tools)");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
-
 /// The test context, or `None` (skipped) without device enqueue or SPIR-V.
 fn setup() -> Option<DeviceContext> {
     if testing_cranecl() && std::env::var("CRANECL_DEVICE_ENQUEUE").as_deref() == Ok("0") {
@@ -356,7 +345,7 @@ fn default_device_queue(dc: &DeviceContext) -> Queue {
 }
 
 fn built(dc: &DeviceContext) -> Option<Program> {
-    let il = assemble(&module())?;
+    let il = spirv::assemble_for_test(&module(), "spv1.2")?;
     let program = dc.try_program_from_il(&il).expect("clCreateProgramWithIL");
     Some(
         dc.try_build_program(program, "")
@@ -475,7 +464,9 @@ fn a_mistyped_enqueue_kernel_is_refused_with_a_log_naming_it() {
         "%r1 = OpEnqueueKernel %uint %q %uint_1",
         "%r1 = OpEnqueueKernel %uint %uint_1 %uint_1",
     );
-    let Some(il) = assemble(&text) else { return };
+    let Some(il) = spirv::assemble_for_test(&text, "spv1.2") else {
+        return;
+    };
     let err = dc.try_program_from_il(&il).expect_err("refused");
     assert_eq!(err.code, CL_INVALID_VALUE);
     if !testing_cranecl() {

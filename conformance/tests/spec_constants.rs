@@ -54,14 +54,7 @@ const MODULE: &str = r#"
 "#;
 
 fn il() -> Option<Vec<u8>> {
-    match spirv::assemble(MODULE, "spv1.0") {
-        Ok(words) => Some(words),
-        Err(e) if e.contains("running spirv-as") => {
-            require(false, "spirv-as (spirv-tools)");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
+    spirv::assemble_for_test(MODULE, "spv1.0")
 }
 
 fn set(program: cl_program, id: u32, bytes: &[u8]) -> cl_int {

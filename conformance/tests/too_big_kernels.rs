@@ -76,19 +76,6 @@ fn source(loads: usize, sub_group_size: Option<u32>) -> String {
     s
 }
 
-/// The module of [`source`] assembled for SPIR-V `env`; None (skipped) without
-/// spirv-as.
-fn assemble(text: &str, env: &str) -> Option<Vec<u8>> {
-    match spirv::assemble(text, env) {
-        Ok(b) => Some(b),
-        Err(e) if e.contains("running spirv-as") => {
-            eprintln!("skipped: spirv-as (spirv-tools) is not installed");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
-
 /// Build failure `f` is the refusal of a kernel too large to compile:
 /// `CL_OUT_OF_RESOURCES`, a log that says so and names `what` is too big, and a
 /// context still usable afterwards.
@@ -128,7 +115,7 @@ fn a_kernel_too_big_to_compile_fails_with_out_of_resources_and_a_log() {
     if !require(ctx.supports_spirv(), "SPIR-V programs") {
         return;
     }
-    let Some(il) = assemble(&source(LOADS, None), "spv1.0") else {
+    let Some(il) = spirv::assemble_for_test(&source(LOADS, None), "spv1.0") else {
         return;
     };
     let f = ctx
@@ -149,7 +136,7 @@ fn a_wide_kernel_too_big_for_its_frame_fails_at_once_or_computes_right() {
     if !require(ctx.supports_spirv(), "SPIR-V programs") {
         return;
     }
-    let Some(il) = assemble(&source(WIDE_LOADS, Some(32)), "spv1.1") else {
+    let Some(il) = spirv::assemble_for_test(&source(WIDE_LOADS, Some(32)), "spv1.1") else {
         return;
     };
     let program = match ctx.try_build_il(&il, "") {
