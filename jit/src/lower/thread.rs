@@ -352,6 +352,19 @@ mod tests {
     use cranelift_codegen::isa::CallConv;
     use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
+    /// Seals and finalizes the function `b` builds for the host; its settings, for the
+    /// verifier.
+    fn finish(mut b: FunctionBuilder) -> cranelift_codegen::settings::Flags {
+        b.seal_all_blocks();
+        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+        let isa = cranelift_native::builder()
+            .expect("host ISA")
+            .finish(flags.clone())
+            .expect("host ISA");
+        b.finalize(isa.frontend_config());
+        flags
+    }
+
     /// The blocks the branches of `f` lead to.
     fn targets(f: &Function) -> Vec<Block> {
         let mut t = Vec::new();
@@ -409,13 +422,7 @@ mod tests {
             .brif(any2, header, &[BlockArg::Value(cm)], done, &[]);
         b.switch_to_block(done);
         b.ins().return_(&[]);
-        b.seal_all_blocks();
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        let isa = cranelift_native::builder()
-            .expect("host ISA")
-            .finish(flags.clone())
-            .expect("host ISA");
-        b.finalize(isa.frontend_config());
+        let flags = finish(b);
 
         let n = thread_mask_tests(&mut f);
         assert!(n > 0);
@@ -462,13 +469,7 @@ mod tests {
             b.switch_to_block(blk);
             b.ins().return_(&[]);
         }
-        b.seal_all_blocks();
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        let isa = cranelift_native::builder()
-            .expect("host ISA")
-            .finish(flags.clone())
-            .expect("host ISA");
-        b.finalize(isa.frontend_config());
+        let flags = finish(b);
 
         assert_eq!(thread_mask_tests(&mut f), 0);
         cranelift_codegen::verifier::verify_function(&f, &flags).expect("valid after threading");
