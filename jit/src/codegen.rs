@@ -249,6 +249,10 @@ impl Jit {
                     .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
                 // Undo the e-graph's hoisting of constants (see `lower::remat`).
                 crate::lower::remat_constants(&mut ctx.func);
+                if std::env::var_os("CRANECL_NO_RELIEVE").is_none() {
+                    crate::lower::relieve_loops(&mut ctx.func);
+                }
+                crate::lower::spill_loop_invariants(&mut ctx.func);
             }
         }
         let backtracking = effort == Effort::BySize

@@ -142,6 +142,7 @@ fn sub_group_width(
     m: &spirv::Module,
     ep: &spirv::EntryPoint,
     flat: &analysis::flatten::FlatFunction,
+    cfg: &analysis::cfg::Cfg,
     options: &CompileOptions,
     uni: &analysis::uniformity::Uniformity,
 ) -> Result<u32, CompileError> {
@@ -151,7 +152,16 @@ fn sub_group_width(
         .or(options.default_sub_group_width)
         .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat) {
             w
-        } else if is_tile_row_kernel(ep, uni) || is_plain_streaming_kernel(m, ep, flat, uni) {
+        } else if is_tile_row_kernel(ep, uni)
+            || is_plain_streaming_kernel(m, ep, flat, uni)
+            || crate::compute_loop::is_compute_loop_kernel(
+                m,
+                flat,
+                cfg,
+                uni,
+                plain_instructions(m, ep, flat, uni),
+            )
+        {
             TILE_ROW_WIDTH
         } else {
             DEFAULT_SUB_GROUP_WIDTH
@@ -218,12 +228,22 @@ fn is_plain_streaming_kernel(
     flat: &analysis::flatten::FlatFunction,
     uni: &analysis::uniformity::Uniformity,
 ) -> bool {
+    !uni.any_divergence() && plain_instructions(m, ep, flat, uni)
+}
+
+/// The instruction part of [`is_plain_streaming_kernel`] (everything but the
+/// divergence), which `compute_loop` shares.
+fn plain_instructions(
+    m: &spirv::Module,
+    ep: &spirv::EntryPoint,
+    flat: &analysis::flatten::FlatFunction,
+    uni: &analysis::uniformity::Uniformity,
+) -> bool {
     use spirv::{BuiltIn, Op, Type};
-    if uni.any_divergence()
-        || ep
-            .modes
-            .local_size
-            .is_some_and(|[x, _, _]| x % TILE_ROW_WIDTH != 0)
+    if ep
+        .modes
+        .local_size
+        .is_some_and(|[x, _, _]| x % TILE_ROW_WIDTH != 0)
     {
         return false;
     }
@@ -305,7 +325,7 @@ fn compile_module(
         let feats = crate::tiers::features(&m, &flat, &uni);
         let plan = crate::tiers::plan(
             &feats,
-            sub_group_width(&m, ep, &flat, options, &uni)?,
+            sub_group_width(&m, ep, &flat, &cfg, options, &uni)?,
             if ep.modes.sub_group_size.is_some() {
                 crate::tiers::WidthChoice::Required
             } else if options.default_sub_group_width.is_some() {
