@@ -53,7 +53,12 @@ fn mandel_host(w: usize, h: usize, x0: f32, y0: f32, dx: f32, dy: f32, maxit: i3
 fn escape_time_loop_keeps_each_lanes_count() {
     let ctx = DeviceContext::new();
     let k = ctx.kernel(MANDEL, "", "k");
-    for (w, h, maxit) in [(100usize, 37usize, 64), (64, 16, 200), (19, 5, 1), (48, 9, 0)] {
+    for (w, h, maxit) in [
+        (100usize, 37usize, 64),
+        (64, 16, 200),
+        (19, 5, 1),
+        (48, 9, 0),
+    ] {
         let (x0, y0) = (-2.0f32, -1.25f32);
         let (dx, dy) = (2.5 / w as f32, 2.5 / h as f32);
         let o = ctx.buffer_zeroed::<i32>(w * h);
@@ -68,7 +73,13 @@ fn escape_time_loop_keeps_each_lanes_count() {
         let got: Vec<i32> = ctx.read(&o, w * h);
         let want = mandel_host(w, h, x0, y0, dx, dy, maxit);
         for (i, (g, e)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, e, "pixel ({}, {}) of {w}x{h}, maxit {maxit}", i % w, i / w);
+            assert_eq!(
+                g,
+                e,
+                "pixel ({}, {}) of {w}x{h}, maxit {maxit}",
+                i % w,
+                i / w
+            );
         }
     }
 }

@@ -249,9 +249,9 @@ impl Jit {
                     .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
                 // Undo the e-graph's hoisting of constants (see `lower::remat`).
                 crate::lower::remat_constants(&mut ctx.func);
-                if std::env::var_os("CRANECL_NO_RELIEVE").is_none() {
-                    crate::lower::relieve_loops(&mut ctx.func);
-                }
+                // Shorter live ranges in innermost loops (see `lower::loop_pressure`
+                // and `lower::loop_spill`).
+                crate::lower::relieve_loops(&mut ctx.func);
                 crate::lower::spill_loop_invariants(&mut ctx.func);
             }
         }

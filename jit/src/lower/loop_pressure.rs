@@ -36,13 +36,18 @@ use cranelift_codegen::loop_analysis::LoopAnalysis;
 /// runs 5% slower with the copies, width 16's carries twelve and spills without).
 const RECOMPUTE_MIN_CARRIED: usize = 8;
 
-/// Applies the moves to the innermost loops of `func` (see the module comment).
+/// Applies the moves to the innermost divergent loops of `func` (see the module
+/// comment): those with cold blocks, where lanes leave (`lower::masked`).
 pub(crate) fn relieve_loops(func: &mut ir::Function) {
+    if !func.layout.blocks().any(|b| func.layout.is_cold(b)) {
+        return;
+    }
     let cfg = ControlFlowGraph::with_function(func);
     let domtree = DominatorTree::with_function(func, &cfg);
     let mut la = LoopAnalysis::new();
     la.compute(func, &cfg, &domtree);
     let loops: Vec<_> = la.loops().collect();
+    let value_blocks = value_blocks(func);
     for &lp in &loops {
         if loops
             .iter()
@@ -55,8 +60,10 @@ pub(crate) fn relieve_loops(func: &mut ir::Function) {
             .blocks()
             .filter(|&b| la.is_in_loop(b, lp))
             .collect();
+        if !blocks.iter().any(|&b| func.layout.is_cold(b)) {
+            continue;
+        }
         let inside: HashSet<Block> = blocks.iter().copied().collect();
-        let f = std::env::var("CRANECL_RELIEVE").unwrap_or_else(|_| "rhp".into());
         // Copies cost an instruction each; worth it only when the registers are short.
         let header = la.loop_header(lp);
         let carried = func
@@ -65,15 +72,11 @@ pub(crate) fn relieve_loops(func: &mut ir::Function) {
             .iter()
             .filter(|v| func.dfg.value_type(**v).is_vector())
             .count();
-        if f.contains('r') && carried > RECOMPUTE_MIN_CARRIED {
+        if carried > RECOMPUTE_MIN_CARRIED {
             recompute(func, &domtree, &blocks);
         }
-        if f.contains('h') {
-            hoist(func, &domtree, &blocks, &inside, la.loop_header(lp));
-        }
-        if f.contains('p') {
-            park(func, &blocks);
-        }
+        hoist(func, &domtree, &blocks, &inside, header, &value_blocks);
+        park(func, &blocks, &value_blocks);
     }
 }
 
@@ -103,18 +106,32 @@ fn users(func: &ir::Function, blocks: &[Block]) -> HashMap<Value, Vec<Inst>> {
     u
 }
 
-/// Values used anywhere outside `inside` (live beyond the loop).
-fn used_outside(func: &ir::Function, inside: &HashSet<Block>) -> HashSet<Value> {
-    let mut out = HashSet::new();
+/// The blocks using each value (computed once per function: the moves inside one
+/// loop do not change which values blocks outside it use).
+fn value_blocks(func: &ir::Function) -> HashMap<Value, Vec<Block>> {
+    let mut out: HashMap<Value, Vec<Block>> = HashMap::new();
     for b in func.layout.blocks() {
-        if inside.contains(&b) {
-            continue;
-        }
         for i in func.layout.block_insts(b) {
-            out.extend(func.dfg.inst_values(i));
+            for v in func.dfg.inst_values(i) {
+                let bs = out.entry(v).or_default();
+                if bs.last() != Some(&b) {
+                    bs.push(b);
+                }
+            }
         }
     }
     out
+}
+
+/// Whether a block outside `inside` uses `v` (it is live beyond the loop).
+fn used_outside(
+    value_blocks: &HashMap<Value, Vec<Block>>,
+    v: Value,
+    inside: &HashSet<Block>,
+) -> bool {
+    value_blocks
+        .get(&v)
+        .is_some_and(|bs| bs.iter().any(|b| !inside.contains(b)))
 }
 
 /// The *recompute* move (see the module comment).
@@ -189,9 +206,9 @@ fn hoist(
     blocks: &[Block],
     inside: &HashSet<Block>,
     header: Block,
+    value_blocks: &HashMap<Value, Vec<Block>>,
 ) {
     let u = users(func, blocks);
-    let outside = used_outside(func, inside);
     for &b in blocks {
         if b == header {
             continue;
@@ -227,7 +244,7 @@ fn hoist(
             }
             // Some operand dies here: used only in `a` and by this instruction.
             let dies = args.iter().any(|x| {
-                !outside.contains(x)
+                !used_outside(value_blocks, *x, inside)
                     && u.get(x).is_some_and(|xs| {
                         xs.iter()
                             .all(|&xi| xi == inst || func.layout.inst_block(xi) == Some(a))
@@ -252,7 +269,7 @@ fn hoist(
 }
 
 /// The *park* move (see the module comment).
-fn park(func: &mut ir::Function, blocks: &[Block]) {
+fn park(func: &mut ir::Function, blocks: &[Block], value_blocks: &HashMap<Value, Vec<Block>>) {
     let u = users(func, blocks);
     let mut vals: Vec<(Value, Block, Inst)> = Vec::new();
     for &a in blocks {
@@ -283,8 +300,8 @@ fn park(func: &mut ir::Function, blocks: &[Block]) {
         }
     }
     // Uses outside the loop keep the register (they are not in `u`).
-    let outside = used_outside(func, &blocks.iter().copied().collect());
-    vals.retain(|(v, ..)| !outside.contains(v));
+    let inside: HashSet<Block> = blocks.iter().copied().collect();
+    vals.retain(|(v, ..)| !used_outside(value_blocks, *v, &inside));
     let flags = ir::MemFlagsData::trusted();
     for (v, a, def) in vals {
         let ty = func.dfg.value_type(v);
