@@ -253,6 +253,10 @@ impl Jit {
                 // and `lower::loop_spill`).
                 crate::lower::relieve_loops(&mut ctx.func);
                 crate::lower::spill_loop_invariants(&mut ctx.func);
+                #[cfg(debug_assertions)]
+                if let Err(e) = cranelift_codegen::verify_function(&ctx.func, &**opt) {
+                    panic!("the loop passes broke kernel {name}: {e}");
+                }
             }
         }
         let backtracking = effort == Effort::BySize
