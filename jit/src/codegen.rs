@@ -249,6 +249,14 @@ impl Jit {
                     .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
                 // Undo the e-graph's hoisting of constants (see `lower::remat`).
                 crate::lower::remat_constants(&mut ctx.func);
+                // Shorter live ranges in innermost loops (see `lower::loop_pressure`
+                // and `lower::loop_spill`).
+                crate::lower::relieve_loops(&mut ctx.func);
+                crate::lower::spill_loop_invariants(&mut ctx.func);
+                #[cfg(debug_assertions)]
+                if let Err(e) = cranelift_codegen::verify_function(&ctx.func, &**opt) {
+                    panic!("the loop passes broke kernel {name}: {e}");
+                }
             }
         }
         let backtracking = effort == Effort::BySize

@@ -14,6 +14,7 @@ pub mod analysis;
 pub mod block2d;
 pub mod builtins;
 mod codegen;
+mod compute_loop;
 pub mod device_enqueue;
 mod error;
 mod kernel;

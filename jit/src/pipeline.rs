@@ -152,7 +152,16 @@ fn sub_group_width(
         .or(options.default_sub_group_width)
         .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat) {
             w
-        } else if is_tile_row_kernel(ep, cfg, uni) || is_plain_streaming_kernel(m, ep, flat, uni) {
+        } else if is_tile_row_kernel(ep, cfg, uni)
+            || is_plain_streaming_kernel(m, ep, flat, uni)
+            || crate::compute_loop::is_compute_loop_kernel(
+                m,
+                flat,
+                cfg,
+                uni,
+                plain_instructions(m, ep, flat, uni),
+            )
+        {
             TILE_ROW_WIDTH
         } else {
             DEFAULT_SUB_GROUP_WIDTH
@@ -231,12 +240,22 @@ fn is_plain_streaming_kernel(
     flat: &analysis::flatten::FlatFunction,
     uni: &analysis::uniformity::Uniformity,
 ) -> bool {
+    !uni.any_divergence() && plain_instructions(m, ep, flat, uni)
+}
+
+/// The instruction part of [`is_plain_streaming_kernel`] (everything but the
+/// divergence), which `compute_loop` shares.
+fn plain_instructions(
+    m: &spirv::Module,
+    ep: &spirv::EntryPoint,
+    flat: &analysis::flatten::FlatFunction,
+    uni: &analysis::uniformity::Uniformity,
+) -> bool {
     use spirv::{BuiltIn, Op, Type};
-    if uni.any_divergence()
-        || ep
-            .modes
-            .local_size
-            .is_some_and(|[x, _, _]| x % TILE_ROW_WIDTH != 0)
+    if ep
+        .modes
+        .local_size
+        .is_some_and(|[x, _, _]| x % TILE_ROW_WIDTH != 0)
     {
         return false;
     }

@@ -800,6 +800,8 @@ impl Tr<'_, '_> {
             let any = self.mask_any(em);
             let take = self.b.create_block();
             let after = self.b.create_block();
+            // Lanes leave a loop in a few of its iterations only.
+            self.b.set_cold_block(take);
             self.b.ins().brif(any, take, &[], after, &[]);
             self.b.switch_to_block(take);
             self.b.seal_block(take);
