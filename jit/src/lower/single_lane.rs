@@ -6,7 +6,7 @@
 //! masked vector code, such a block builds the W lanes' addresses, spills them, finds
 //! the active lane and loads and stores through it (about 75 instructions per
 //! sub-group at W = 8). Here the block's lane `l` is computed once (`bound - base`
-//! for a stride of ±1, else from the mask) and every operand the block reads becomes
+//! for a stride of ±1, at the branch, carried in a variable; else from the mask) and every operand the block reads becomes
 //! the uniform scalar of lane `l` (`base + l * stride` for affine values, lane `l`
 //! of a varying one), so the block's arithmetic, loads and stores are scalar code.
 //!
@@ -20,6 +20,7 @@
 //! call, printf or private variable, whose meaning counts the lanes).
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_frontend::Variable;
 
 use super::value::{Elem, Lv, Val};
 use super::Tr;
@@ -33,6 +34,19 @@ pub(crate) struct SingleLane {
     affine: Id,
     stride: i64,
     bound: Bound,
+    /// The lane, computed at the branch (`bound - base`) and carried to the block in
+    /// this variable; None: the block takes its mask's first active lane.
+    lane: Option<Variable>,
+}
+
+/// What the branch knows of a single-lane target's lane.
+enum LaneAtBranch {
+    /// Its index (i64), from the affine value's base and the bound.
+    Known(Value),
+    /// Found from the block's mask (a stride other than ±1).
+    FromMask,
+    /// Not a single-lane block after all (the bound is not a scalar of the type).
+    NotSingle,
 }
 
 /// The value an affine one is compared with.
@@ -65,6 +79,7 @@ impl Tr<'_, '_> {
                         affine: *selector,
                         stride: s,
                         bound: Bound::Literal(*v),
+                        lane: None,
                     });
                     found.push((*t, sl));
                 }
@@ -86,6 +101,7 @@ impl Tr<'_, '_> {
                                 affine: x,
                                 stride: s,
                                 bound: Bound::Id(y),
+                                lane: None,
                             });
                             break;
                         }
@@ -100,16 +116,70 @@ impl Tr<'_, '_> {
             let Some(&ti) = self.cfg.index.get(&t) else {
                 continue;
             };
-            match sl.filter(|_| self.single_lane_block_ok(bi, ti)) {
-                Some(sl) => {
-                    self.single_lane_blocks.insert(ti, sl);
-                }
-                None => {
+            let Some(mut sl) = sl.filter(|_| self.single_lane_block_ok(bi, ti)) else {
+                self.single_lane_blocks.remove(&ti);
+                continue;
+            };
+            // The lane is computed here, where the affine value and the bound are
+            // defined on every path, and reaches the block through a variable: the
+            // block may follow the join of this block's full and partial copies,
+            // where neither copy's values dominate it. Each copy defines the same
+            // variable.
+            let earlier = self.single_lane_blocks.get(&ti).map(|e| e.lane);
+            match self.lane_at_branch(&sl)? {
+                LaneAtBranch::NotSingle => {
                     self.single_lane_blocks.remove(&ti);
+                    continue;
+                }
+                LaneAtBranch::FromMask => sl.lane = None,
+                LaneAtBranch::Known(lane) => {
+                    let var = match earlier {
+                        Some(Some(var)) => var,
+                        // Another copy found its lane from the mask: so does the block.
+                        Some(None) => {
+                            self.single_lane_blocks.insert(ti, sl);
+                            continue;
+                        }
+                        None => self.b.declare_var(types::I64),
+                    };
+                    self.b.def_var(var, lane);
+                    sl.lane = Some(var);
                 }
             }
+            self.single_lane_blocks.insert(ti, sl);
         }
         Ok(())
+    }
+
+    /// The lane of single-lane target `sl`, computed in the branching block.
+    fn lane_at_branch(&mut self, sl: &SingleLane) -> Result<LaneAtBranch, CompileError> {
+        let a = self.get(sl.affine)?;
+        let (Some(Lv::A(base, s)), 1 | -1) = (a.leaves.first(), sl.stride) else {
+            return Ok(LaneAtBranch::FromMask);
+        };
+        if *s != sl.stride {
+            return Ok(LaneAtBranch::FromMask);
+        }
+        let base = *base;
+        let ty = self.b.func.dfg.value_type(base);
+        let bound = match sl.bound {
+            Bound::Literal(v) => self.scalar_const(a.elems[0], v),
+            Bound::Id(id) => match self.get(id)?.leaves.first() {
+                Some(Lv::U(x)) => *x,
+                _ => return Ok(LaneAtBranch::NotSingle),
+            },
+        };
+        if self.b.func.dfg.value_type(bound) != ty {
+            return Ok(LaneAtBranch::NotSingle);
+        }
+        // The block runs only when the lane exists: `bound - base` (or the reverse) is
+        // below W, so zero-extending it is exact.
+        let d = if sl.stride == 1 {
+            self.b.ins().isub(bound, base)
+        } else {
+            self.b.ins().isub(base, bound)
+        };
+        Ok(LaneAtBranch::Known(self.widen_to_i64(d)))
     }
 
     /// The stride of `id` when it is a scalar affine integer whose W lanes are
@@ -174,31 +244,9 @@ impl Tr<'_, '_> {
         let Some(sl) = self.single_lane_blocks.get(&bi).copied() else {
             return Ok(false);
         };
-        let a = self.get(sl.affine)?;
-        let lane = match (a.leaves.first(), sl.stride) {
-            (Some(Lv::A(base, s)), 1 | -1) if *s == sl.stride => {
-                let base = *base;
-                let ty = self.b.func.dfg.value_type(base);
-                let bound = match sl.bound {
-                    Bound::Literal(v) => self.scalar_const(a.elems[0], v),
-                    Bound::Id(id) => match self.get(id)?.leaves.first() {
-                        Some(Lv::U(x)) => *x,
-                        _ => return Ok(false),
-                    },
-                };
-                if self.b.func.dfg.value_type(bound) != ty {
-                    return Ok(false);
-                }
-                // The block runs only when the lane exists: `bound - base` (or the
-                // reverse) is below W, so zero-extending it is exact.
-                let d = if sl.stride == 1 {
-                    self.b.ins().isub(bound, base)
-                } else {
-                    self.b.ins().isub(base, bound)
-                };
-                self.widen_to_i64(d)
-            }
-            _ => {
+        let lane = match sl.lane {
+            Some(var) => self.b.use_var(var),
+            None => {
                 let l = self.first_active_lane();
                 self.b.ins().uextend(types::I64, l)
             }
