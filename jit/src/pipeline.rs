@@ -165,11 +165,16 @@ fn sub_group_width(
     Ok(w)
 }
 
-/// The width that makes each work-group of a kernel with barriers exactly one
-/// sub-group: its required work-group size, when that is 4 or 16 items (8 is the
-/// default width already). Its barriers then cost nothing (`lower::one_sub_group`):
-/// no region split, no state saved. pyopencl's scan (`reqd_work_group_size(16, 1,
-/// 1)`, a barrier per step of its local-memory tree) is the model.
+/// The width that makes each work-group exactly one sub-group: its required
+/// work-group size, when that is 4 or 16 items (8 is the default width already) and
+/// the kernel has barriers, or 16 items in one row and a loop. Barriers then cost
+/// nothing (`lower::one_sub_group`): no region split, no state saved. pyopencl's scan
+/// (`reqd_work_group_size(16, 1, 1)`, a barrier per step of its local-memory tree) is
+/// the model. Without barriers two sub-groups of 8 run one after the other, so in a
+/// loop over the work-group's stride (`for (i = begin + lid; i < end; i += 16)`,
+/// pyopencl's scan_final_update) each walks the whole range touching half of every
+/// 64-byte line of an `int` array, and the second fetches every line again: at width
+/// 16 the one sub-group uses whole lines (final_update on 2^24 ints: 26 -> 18 ms).
 fn one_sub_group_width(
     ep: &spirv::EntryPoint,
     flat: &analysis::flatten::FlatFunction,
@@ -181,10 +186,27 @@ fn one_sub_group_width(
         .iter()
         .flat_map(|b| &b.insts)
         .any(|i| matches!(i.op, spirv::Op::ControlBarrier { .. }));
-    [4u32, 16]
-        .into_iter()
-        .find(|w| u64::from(*w) == items)
-        .filter(|_| has_barrier)
+    if has_barrier {
+        return [4u32, 16].into_iter().find(|w| u64::from(*w) == items);
+    }
+    ([x, y, z] == [16, 1, 1] && has_loop(flat)).then_some(16)
+}
+
+/// Whether `flat` may loop: some branch leads to its own block or an earlier one
+/// (blocks come in dominance order, so every back edge does).
+fn has_loop(flat: &analysis::flatten::FlatFunction) -> bool {
+    let pos: std::collections::HashMap<spirv::Id, usize> = flat
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.label, i))
+        .collect();
+    flat.blocks.iter().enumerate().any(|(i, b)| {
+        b.term
+            .successors()
+            .iter()
+            .any(|s| pos.get(s).is_some_and(|&j| j <= i))
+    })
 }
 
 /// Sub-group width of tile kernels: one sub-group per 16-item row of the tile.
