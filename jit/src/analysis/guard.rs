@@ -192,27 +192,16 @@ impl Ctx<'_> {
         if !self.uni.is_varying(r) || self.fact(r).signed || !(8..=64).contains(&bits) {
             return None;
         }
-        let max = (1i128 << (bits - 1)) - 1;
         let ranged = |x: Id| self.fact(x).range.filter(|_| self.uni.is_varying(x));
-        let (value, lo, hi) = match op {
-            BinOp::IAdd => {
-                let (u, (xlo, xhi)) = match (ranged(a), ranged(b)) {
-                    (None, Some(rb)) => (a, rb),
-                    (Some(ra), None) => (b, ra),
-                    _ => return None,
-                };
-                (self.expr(u, 0)?, -xlo, max - xhi)
-            }
-            BinOp::ISub => match (ranged(a), ranged(b)) {
-                // u - x
-                (None, Some((xlo, xhi))) => (self.expr(a, 0)?, xhi, max + xlo),
-                // x - u
-                (Some((xlo, xhi)), None) => (self.expr(b, 0)?, xhi - max, xlo),
-                _ => return None,
-            },
+        // (the uniform operand, whether it comes first, the other's range)
+        let (u, first, range) = match (ranged(a), ranged(b)) {
+            (None, Some(rb)) => (a, true, rb),
+            (Some(ra), None) => (b, false, ra),
             _ => return None,
         };
-        (lo <= hi).then_some(Guard {
+        let (lo, hi) = uniform_bounds(op, first, range, bits)?;
+        let value = self.expr(u, 0)?;
+        Some(Guard {
             id: r,
             value,
             bits,
@@ -220,6 +209,27 @@ impl Ctx<'_> {
             hi,
         })
     }
+}
+
+/// The values of a uniform `u`, read as a signed `bits`-bit integer, for which
+/// `u op x` (`u_first`) or `x op u` lies in `[0, 2^(bits-1))` for every `x` in
+/// `[xlo, xhi]` (exact arithmetic), if any: `op` is an addition or a subtraction.
+fn uniform_bounds(
+    op: BinOp,
+    u_first: bool,
+    (xlo, xhi): (i128, i128),
+    bits: u32,
+) -> Option<(i128, i128)> {
+    let max = (1i128 << (bits - 1)) - 1;
+    let (lo, hi) = match (op, u_first) {
+        (BinOp::IAdd, _) => (-xlo, max - xhi),
+        (BinOp::ISub, true) => (xhi, max + xlo),
+        (BinOp::ISub, false) => (xhi - max, xlo),
+        _ => return None,
+    };
+    // Within the type's signed range (the entry compares the sign-extended value).
+    let (lo, hi) = (lo.max(-max - 1), hi.min(max));
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// The guards worth checking for `f` in the lane-contiguous layout, given that
@@ -314,11 +324,49 @@ pub fn find(
 mod tests {
     use super::*;
 
+    /// Exhaustively at 8 bits: `u` passes the bounds exactly when every sum (or
+    /// difference) with an `x` of the range lies in `[0, 128)`.
     #[test]
-    fn group_builtins_only() {
-        assert!(group_builtin(BuiltIn::WorkgroupId));
-        assert!(!group_builtin(BuiltIn::LocalInvocationId));
-        assert!(!group_builtin(BuiltIn::GlobalInvocationId));
-        assert!(!group_builtin(BuiltIn::SubgroupLocalInvocationId));
+    fn bounds_admit_exactly_the_uniforms_that_keep_every_lane_in_range() {
+        let ranges = [
+            (0, 0),
+            (0, 15),
+            (3, 7),
+            (-5, 5),
+            (0, 127),
+            (-128, 127),
+            (100, 127),
+        ];
+        for op in [BinOp::IAdd, BinOp::ISub] {
+            for first in [true, false] {
+                for (xlo, xhi) in ranges {
+                    let b = uniform_bounds(op, first, (xlo, xhi), 8);
+                    for u in -128i128..=127 {
+                        let all_in = (xlo..=xhi).all(|x| {
+                            let v = match (op, first) {
+                                (BinOp::IAdd, _) => u + x,
+                                (_, true) => u - x,
+                                (_, false) => x - u,
+                            };
+                            (0..128).contains(&v)
+                        });
+                        let admitted = b.is_some_and(|(lo, hi)| (lo..=hi).contains(&u));
+                        assert_eq!(
+                            admitted, all_in,
+                            "{op:?} u_first={first} x in [{xlo}, {xhi}] u={u}: bounds {b:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_sums_and_differences_get_bounds() {
+        assert_eq!(uniform_bounds(BinOp::IMul, true, (0, 15), 32), None);
+        assert_eq!(
+            uniform_bounds(BinOp::IAdd, true, (0, 15), 32),
+            Some((0, i128::from(i32::MAX) - 15))
+        );
     }
 }
