@@ -145,12 +145,13 @@ fn sub_group_width(
     options: &CompileOptions,
     cfg: &analysis::cfg::Cfg,
     uni: &analysis::uniformity::Uniformity,
+    feats: &crate::tiers::Features,
 ) -> Result<u32, CompileError> {
     let w = ep
         .modes
         .sub_group_size
         .or(options.default_sub_group_width)
-        .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat) {
+        .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat, feats) {
             w
         } else if is_tile_row_kernel(ep, cfg, uni)
             || is_plain_streaming_kernel(m, ep, flat, uni)
@@ -175,14 +176,21 @@ fn sub_group_width(
     Ok(w)
 }
 
-/// The width that makes each work-group of a kernel with barriers exactly one
-/// sub-group: its required work-group size, when that is 4 or 16 items (8 is the
-/// default width already). Its barriers then cost nothing (`lower::one_sub_group`):
-/// no region split, no state saved. pyopencl's scan (`reqd_work_group_size(16, 1,
-/// 1)`, a barrier per step of its local-memory tree) is the model.
+/// The width that makes each work-group exactly one sub-group: its required
+/// work-group size, when that is 4 or 16 items (8 is the default width already) and
+/// the kernel has barriers, or 16 items in one row and a loop. Barriers then cost
+/// nothing (`lower::one_sub_group`): no region split, no state saved. pyopencl's scan
+/// (`reqd_work_group_size(16, 1, 1)`, a barrier per step of its local-memory tree) is
+/// the model. Without barriers two sub-groups of 8 run one after the other, so in a
+/// loop over the work-group's stride (`for (i = begin + lid; i < end; i += 16)`,
+/// pyopencl's scan_final_update) each walks the whole range touching half of every
+/// 64-byte line of an `int` array, and the second fetches every line again: at width
+/// 16 the one sub-group uses whole lines (final_update on 2^24 ints: 26 -> 18 ms).
+/// Not when the wider body would be estimated past [`ONE_SUB_GROUP_MAX_EST`].
 fn one_sub_group_width(
     ep: &spirv::EntryPoint,
     flat: &analysis::flatten::FlatFunction,
+    feats: &crate::tiers::Features,
 ) -> Option<u32> {
     let [x, y, z] = ep.modes.local_size?;
     let items = u64::from(x) * u64::from(y) * u64::from(z);
@@ -191,10 +199,39 @@ fn one_sub_group_width(
         .iter()
         .flat_map(|b| &b.insts)
         .any(|i| matches!(i.op, spirv::Op::ControlBarrier { .. }));
-    [4u32, 16]
-        .into_iter()
-        .find(|w| u64::from(*w) == items)
-        .filter(|_| has_barrier)
+    let w = if has_barrier {
+        [4u32, 16].into_iter().find(|w| u64::from(*w) == items)
+    } else {
+        ([x, y, z] == [16, 1, 1] && has_loop(flat)).then_some(16)
+    }?;
+    (w < DEFAULT_SUB_GROUP_WIDTH || crate::tiers::estimate(feats, w) <= ONE_SUB_GROUP_MAX_EST)
+        .then_some(w)
+}
+
+/// Estimated instructions of a layout body (`tiers::estimate`) above which a kernel
+/// keeps the default width rather than widen to one sub-group per work-group: half
+/// again the backtracking register allocator's limit (the fit's error), past which
+/// the body would get the single-pass allocator and spill. pyopencl's radix-sort
+/// scan_lev1 with work-groups of 16 (a 16-byte scan type): estimated 38 500 at width
+/// 8, 73 000 at 16, where its lane-contiguous body came out four times the machine
+/// code with three times the stack accesses; the int scan_lev1: 42 000 at 16.
+const ONE_SUB_GROUP_MAX_EST: usize = crate::codegen::BACKTRACKING_MAX_INSTS * 3 / 2;
+
+/// Whether `flat` may loop: some branch leads to its own block or an earlier one
+/// (blocks come in dominance order, so every back edge does).
+fn has_loop(flat: &analysis::flatten::FlatFunction) -> bool {
+    let pos: std::collections::HashMap<spirv::Id, usize> = flat
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.label, i))
+        .collect();
+    flat.blocks.iter().enumerate().any(|(i, b)| {
+        b.term
+            .successors()
+            .iter()
+            .any(|s| pos.get(s).is_some_and(|&j| j <= i))
+    })
 }
 
 /// Sub-group width of tile kernels: one sub-group per 16-item row of the tile.
@@ -337,7 +374,7 @@ fn compile_module(
         let feats = crate::tiers::features(&m, &flat, &uni);
         let plan = crate::tiers::plan(
             &feats,
-            sub_group_width(&m, ep, &flat, options, &cfg, &uni)?,
+            sub_group_width(&m, ep, &flat, options, &cfg, &uni, &feats)?,
             if ep.modes.sub_group_size.is_some() {
                 crate::tiers::WidthChoice::Required
             } else if options.default_sub_group_width.is_some() {

@@ -692,7 +692,8 @@ mod tests {
         k.set_arg(1, 4, ArgValue::Bytes(vec![9, 9, 9, 9]))
             .expect("value");
         assert_eq!(&launch.args[8..12], &[1, 2, 3, 4]);
-        k.set_arg(2, 70_000, ArgValue::Local(70_000))
+        let too_big = LOCAL_MEM_SIZE as usize + 1;
+        k.set_arg(2, too_big, ArgValue::Local(too_big))
             .expect("local");
         assert_eq!(k.launch(root(), nd).err(), Some(CL_OUT_OF_RESOURCES));
         let clone = k.clone_kernel();

@@ -189,7 +189,8 @@ fn builtin_facts(b: BuiltIn, layout: Layout, w: u32) -> [Fact; 3] {
 }
 
 /// Facts of the integer ids of `f` in sub-group layout `layout` at sub-group width
-/// `w` (ids absent: nothing known).
+/// `w` (ids absent: nothing known). The lanes of each instruction in `assume` lie in
+/// `[0, 2^(n-1))` (checked per work-group before the layout is chosen: `super::guard`).
 pub fn analyze(
     m: &Module,
     f: &FlatFunction,
@@ -197,6 +198,7 @@ pub fn analyze(
     types: &HashMap<Id, Id>,
     layout: Layout,
     w: u32,
+    assume: &std::collections::HashSet<Id>,
 ) -> HashMap<Id, Fact> {
     let bits_of = |id: Id| -> Option<u32> {
         match m.types.get(types.get(&id)?)? {
@@ -251,6 +253,9 @@ pub fn analyze(
                     }
                 };
                 let new: Option<Fact> = match &inst.op {
+                    _ if assume.contains(&r) => {
+                        bits_of(r).map(|b| Fact::range(0, (1i128 << (b - 1)) - 1, b))
+                    }
                     Op::Load { ptr, .. } => {
                         if let Some(bi) = m.globals.get(ptr).and_then(|g| g.builtin) {
                             let c = builtin_facts(bi, layout, w);

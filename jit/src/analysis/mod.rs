@@ -10,6 +10,7 @@ pub mod affine;
 pub mod cfg;
 pub mod exact;
 pub mod flatten;
+pub mod guard;
 pub mod liveness;
 pub mod placement;
 pub mod provenance;

@@ -29,6 +29,7 @@ mod extinst;
 mod generic;
 mod group;
 mod group_khr;
+mod guard;
 mod half;
 mod hint;
 mod hint_div;
@@ -224,6 +225,8 @@ pub(crate) struct Tr<'a, 'b> {
     hints: HashMap<Id, hint::Hint>,
     /// The facts of the lane-contiguous and of the general layout.
     exact_layouts: [HashMap<Id, crate::analysis::exact::Fact>; 2],
+    /// What the lane-contiguous layout's facts assume (`analysis::guard`).
+    guards: Vec<crate::analysis::guard::Guard>,
     /// Whether phis may be affine (off when retrying after a shape conflict).
     pub affine_phis: bool,
     /// An affine phi received a value of another shape.
@@ -334,9 +337,20 @@ pub(crate) fn lower_kernel(
     let has_barriers = regions.has_barriers();
     let collective_slots = regions.collectives.len();
     let value_types_for_shapes = value_types.clone();
-    let facts = |layout| crate::analysis::exact::analyze(m, f, uni, &value_types, layout, w);
-    let exact_contiguous = facts(crate::analysis::exact::Layout::Contiguous(reqd_local));
-    let exact_general = facts(crate::analysis::exact::Layout::General);
+    let facts = |layout, assume: &std::collections::HashSet<Id>| {
+        crate::analysis::exact::analyze(m, f, uni, &value_types, layout, w, assume)
+    };
+    let contiguous = crate::analysis::exact::Layout::Contiguous(reqd_local);
+    let none = std::collections::HashSet::new();
+    let exact_unguarded = facts(contiguous, &none);
+    // Sums the work-group's entry checks before it picks the lane-contiguous layout.
+    let guards = crate::analysis::guard::find(m, f, uni, &value_types, &exact_unguarded);
+    let exact_contiguous = if guards.is_empty() {
+        exact_unguarded
+    } else {
+        facts(contiguous, &guards.iter().map(|g| g.id).collect())
+    };
+    let exact_general = facts(crate::analysis::exact::Layout::General, &none);
     // A fresh builder context per kernel: an error may leave one half-used.
     let mut fctx = FunctionBuilderContext::new();
     let (private_bytes, scratch_per_sg, printf, two_layouts) = {
@@ -412,6 +426,7 @@ pub(crate) fn lower_kernel(
             affine_phis: allow_dup,
             exact: exact_general.clone(),
             exact_layouts: [exact_contiguous.clone(), exact_general],
+            guards,
             hints: HashMap::new(),
             shape_conflict: false,
             cur_block: None,
@@ -748,6 +763,11 @@ impl<'a, 'b> Tr<'a, 'b> {
             small(self, x_end);
         }
         small(self, g.linear);
+        // ... and when the sums its facts assume exact are (`analysis::guard`).
+        for i in 0..self.guards.len() {
+            let ok = self.guard_holds(i)?;
+            fast = self.b.ins().band(fast, ok);
+        }
         match self.variants {
             Variants::Both => {}
             Variants::Contiguous => fast = self.b.ins().iconst(types::I8, 1),
