@@ -36,36 +36,53 @@ use cranelift_codegen::loop_analysis::LoopAnalysis;
 /// runs 5% slower with the copies, width 16's carries twelve and spills without).
 const RECOMPUTE_MIN_CARRIED: usize = 8;
 
+/// A loop with no loop inside it: its header and its blocks in layout order.
+pub(super) struct InnermostLoop {
+    pub header: Block,
+    pub blocks: Vec<Block>,
+}
+
+/// The dominator tree of `func` and its innermost loops, which both loop passes
+/// work on.
+pub(super) fn innermost_loops(func: &ir::Function) -> (DominatorTree, Vec<InnermostLoop>) {
+    let cfg = ControlFlowGraph::with_function(func);
+    let domtree = DominatorTree::with_function(func, &cfg);
+    let mut la = LoopAnalysis::new();
+    la.compute(func, &cfg, &domtree);
+    let loops: Vec<_> = la.loops().collect();
+    let innermost = loops
+        .iter()
+        .filter(|&&lp| {
+            !loops
+                .iter()
+                .any(|&c| c != lp && la.loop_parent(c) == Some(lp))
+        })
+        .map(|&lp| InnermostLoop {
+            header: la.loop_header(lp),
+            blocks: func
+                .layout
+                .blocks()
+                .filter(|&b| la.is_in_loop(b, lp))
+                .collect(),
+        })
+        .collect();
+    (domtree, innermost)
+}
+
 /// Applies the moves to the innermost divergent loops of `func` (see the module
 /// comment): those with cold blocks, where lanes leave (`lower::masked`).
 pub(crate) fn relieve_loops(func: &mut ir::Function) {
     if !func.layout.blocks().any(|b| func.layout.is_cold(b)) {
         return;
     }
-    let cfg = ControlFlowGraph::with_function(func);
-    let domtree = DominatorTree::with_function(func, &cfg);
-    let mut la = LoopAnalysis::new();
-    la.compute(func, &cfg, &domtree);
-    let loops: Vec<_> = la.loops().collect();
+    let (domtree, loops) = innermost_loops(func);
     let value_blocks = value_blocks(func);
-    for &lp in &loops {
-        if loops
-            .iter()
-            .any(|&c| c != lp && la.loop_parent(c) == Some(lp))
-        {
-            continue;
-        }
-        let blocks: Vec<Block> = func
-            .layout
-            .blocks()
-            .filter(|&b| la.is_in_loop(b, lp))
-            .collect();
+    for InnermostLoop { header, blocks } in loops {
         if !blocks.iter().any(|&b| func.layout.is_cold(b)) {
             continue;
         }
         let inside: HashSet<Block> = blocks.iter().copied().collect();
         // Copies cost an instruction each; worth it only when the registers are short.
-        let header = la.loop_header(lp);
         let carried = func
             .dfg
             .block_params(header)

@@ -15,12 +15,11 @@
 use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::dominator_tree::DominatorTree;
-use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::{
     self, Block, InstBuilder, StackSlotData, StackSlotKind, Value, ValueDef,
 };
-use cranelift_codegen::loop_analysis::LoopAnalysis;
+
+use super::loop_pressure::{innermost_loops, InnermostLoop};
 
 /// Vectors a loop may keep in registers (carried and invariant together) before
 /// its invariants go to memory: sixteen registers, less room for temporaries.
@@ -34,26 +33,10 @@ pub(crate) fn spill_loop_invariants(func: &mut ir::Function) -> usize {
     if !func.layout.blocks().any(|b| func.layout.is_cold(b)) {
         return 0;
     }
-    let cfg = ControlFlowGraph::with_function(func);
-    let domtree = DominatorTree::with_function(func, &cfg);
-    let mut la = LoopAnalysis::new();
-    la.compute(func, &cfg, &domtree);
-    let loops: Vec<_> = la.loops().collect();
+    let (_, loops) = innermost_loops(func);
     let mut moved = 0;
-    for &lp in &loops {
-        if loops
-            .iter()
-            .any(|&c| c != lp && la.loop_parent(c) == Some(lp))
-        {
-            continue;
-        }
-        let blocks: Vec<Block> = func
-            .layout
-            .blocks()
-            .filter(|&b| la.is_in_loop(b, lp))
-            .collect();
+    for InnermostLoop { header, blocks } in loops {
         let inside: HashSet<Block> = blocks.iter().copied().collect();
-        let header = la.loop_header(lp);
         let carried = func
             .dfg
             .block_params(header)
