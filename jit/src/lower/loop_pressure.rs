@@ -40,6 +40,20 @@ const RECOMPUTE_MIN_CARRIED: usize = 8;
 pub(super) struct InnermostLoop {
     pub header: Block,
     pub blocks: Vec<Block>,
+    /// The same blocks as a set, for membership tests.
+    pub inside: HashSet<Block>,
+}
+
+impl InnermostLoop {
+    /// How many vectors the loop carries around its back edge (the header's vector
+    /// parameters): what decides whether registers are short.
+    pub fn carried_vectors(&self, func: &ir::Function) -> usize {
+        func.dfg
+            .block_params(self.header)
+            .iter()
+            .filter(|v| func.dfg.value_type(**v).is_vector())
+            .count()
+    }
 }
 
 /// The dominator tree of `func` and its innermost loops, which both loop passes
@@ -57,13 +71,17 @@ pub(super) fn innermost_loops(func: &ir::Function) -> (DominatorTree, Vec<Innerm
                 .iter()
                 .any(|&c| c != lp && la.loop_parent(c) == Some(lp))
         })
-        .map(|&lp| InnermostLoop {
-            header: la.loop_header(lp),
-            blocks: func
+        .map(|&lp| {
+            let blocks: Vec<Block> = func
                 .layout
                 .blocks()
                 .filter(|&b| la.is_in_loop(b, lp))
-                .collect(),
+                .collect();
+            InnermostLoop {
+                header: la.loop_header(lp),
+                inside: blocks.iter().copied().collect(),
+                blocks,
+            }
         })
         .collect();
     (domtree, innermost)
@@ -77,18 +95,17 @@ pub(crate) fn relieve_loops(func: &mut ir::Function) {
     }
     let (domtree, loops) = innermost_loops(func);
     let value_blocks = value_blocks(func);
-    for InnermostLoop { header, blocks } in loops {
-        if !blocks.iter().any(|&b| func.layout.is_cold(b)) {
+    for lp in loops {
+        if !lp.blocks.iter().any(|&b| func.layout.is_cold(b)) {
             continue;
         }
-        let inside: HashSet<Block> = blocks.iter().copied().collect();
         // Copies cost an instruction each; worth it only when the registers are short.
-        let carried = func
-            .dfg
-            .block_params(header)
-            .iter()
-            .filter(|v| func.dfg.value_type(**v).is_vector())
-            .count();
+        let carried = lp.carried_vectors(func);
+        let InnermostLoop {
+            header,
+            blocks,
+            inside,
+        } = lp;
         if carried > RECOMPUTE_MIN_CARRIED {
             recompute(func, &domtree, &blocks);
         }
@@ -98,7 +115,7 @@ pub(crate) fn relieve_loops(func: &mut ir::Function) {
 }
 
 /// The block defining `v`.
-fn def_block(func: &ir::Function, v: Value) -> Option<Block> {
+pub(super) fn def_block(func: &ir::Function, v: Value) -> Option<Block> {
     match func.dfg.value_def(v) {
         ValueDef::Result(i, _) => func.layout.inst_block(i),
         ValueDef::Param(b, _) => Some(b),

@@ -19,7 +19,7 @@ use cranelift_codegen::ir::{
     self, Block, InstBuilder, StackSlotData, StackSlotKind, Value, ValueDef,
 };
 
-use super::loop_pressure::{innermost_loops, InnermostLoop};
+use super::loop_pressure::{def_block, innermost_loops, InnermostLoop};
 
 /// Vectors a loop may keep in registers (carried and invariant together) before
 /// its invariants go to memory: sixteen registers, less room for temporaries.
@@ -35,14 +35,13 @@ pub(crate) fn spill_loop_invariants(func: &mut ir::Function) -> usize {
     }
     let (_, loops) = innermost_loops(func);
     let mut moved = 0;
-    for InnermostLoop { header, blocks } in loops {
-        let inside: HashSet<Block> = blocks.iter().copied().collect();
-        let carried = func
-            .dfg
-            .block_params(header)
-            .iter()
-            .filter(|v| func.dfg.value_type(**v).is_vector())
-            .count();
+    for lp in loops {
+        let carried = lp.carried_vectors(func);
+        let InnermostLoop {
+            header,
+            blocks,
+            inside,
+        } = lp;
         // Invariant vectors used inside, with their use counts.
         let mut uses: HashMap<Value, usize> = HashMap::new();
         for &b in &blocks {
@@ -52,12 +51,7 @@ pub(crate) fn spill_loop_invariants(func: &mut ir::Function) -> usize {
                     if !func.dfg.value_type(v).is_vector() {
                         continue;
                     }
-                    let def_block = match func.dfg.value_def(v) {
-                        ValueDef::Result(i, _) => func.layout.inst_block(i),
-                        ValueDef::Param(blk, _) => Some(blk),
-                        _ => None,
-                    };
-                    if def_block.is_some_and(|d| !inside.contains(&d)) {
+                    if def_block(func, v).is_some_and(|d| !inside.contains(&d)) {
                         *uses.entry(v).or_default() += 1;
                     }
                 }
