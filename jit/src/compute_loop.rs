@@ -21,17 +21,16 @@ use crate::spirv::{self, Module, Op, Type};
 const MAX_CARRIED: usize = 2;
 
 /// Whether every divergent branch of the kernel lies in a loop that accesses no
-/// memory and whose header carries at most [`MAX_CARRIED`] varying 32-bit scalars,
-/// and no other part of the kernel needs a narrower width (`plain`: the caller's
-/// check of the instructions, see `pipeline::is_plain_streaming_kernel`).
+/// memory and whose header carries at most [`MAX_CARRIED`] varying 32-bit scalars
+/// (the caller checks that no other part of the kernel needs a narrower width:
+/// `pipeline::plain_instructions`).
 pub(crate) fn is_compute_loop_kernel(
     m: &Module,
     flat: &FlatFunction,
     cfg: &Cfg,
     uni: &Uniformity,
-    plain: bool,
 ) -> bool {
-    if !plain || !uni.any_divergence() {
+    if !uni.any_divergence() {
         return false;
     }
     let mut loops: Vec<usize> = Vec::new();

@@ -151,17 +151,12 @@ fn sub_group_width(
         .modes
         .sub_group_size
         .or(options.default_sub_group_width)
-        .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat, feats) {
+        .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat, cfg, feats) {
             w
         } else if is_tile_row_kernel(ep, cfg, uni)
             || is_plain_streaming_kernel(m, ep, flat, uni)
-            || crate::compute_loop::is_compute_loop_kernel(
-                m,
-                flat,
-                cfg,
-                uni,
-                plain_instructions(m, ep, flat, uni),
-            )
+            || (plain_instructions(m, ep, flat, uni)
+                && crate::compute_loop::is_compute_loop_kernel(m, flat, cfg, uni))
         {
             TILE_ROW_WIDTH
         } else {
@@ -190,6 +185,7 @@ fn sub_group_width(
 fn one_sub_group_width(
     ep: &spirv::EntryPoint,
     flat: &analysis::flatten::FlatFunction,
+    cfg: &analysis::cfg::Cfg,
     feats: &crate::tiers::Features,
 ) -> Option<u32> {
     let [x, y, z] = ep.modes.local_size?;
@@ -202,7 +198,7 @@ fn one_sub_group_width(
     let w = if has_barrier {
         [4u32, 16].into_iter().find(|w| u64::from(*w) == items)
     } else {
-        ([x, y, z] == [16, 1, 1] && has_loop(flat)).then_some(16)
+        ([x, y, z] == [16, 1, 1] && !cfg.loops.is_empty()).then_some(16)
     }?;
     (w < DEFAULT_SUB_GROUP_WIDTH || crate::tiers::estimate(feats, w) <= ONE_SUB_GROUP_MAX_EST)
         .then_some(w)
@@ -216,23 +212,6 @@ fn one_sub_group_width(
 /// 8, 73 000 at 16, where its lane-contiguous body came out four times the machine
 /// code with three times the stack accesses; the int scan_lev1: 42 000 at 16.
 const ONE_SUB_GROUP_MAX_EST: usize = crate::codegen::BACKTRACKING_MAX_INSTS * 3 / 2;
-
-/// Whether `flat` may loop: some branch leads to its own block or an earlier one
-/// (blocks come in dominance order, so every back edge does).
-fn has_loop(flat: &analysis::flatten::FlatFunction) -> bool {
-    let pos: std::collections::HashMap<spirv::Id, usize> = flat
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (b.label, i))
-        .collect();
-    flat.blocks.iter().enumerate().any(|(i, b)| {
-        b.term
-            .successors()
-            .iter()
-            .any(|s| pos.get(s).is_some_and(|&j| j <= i))
-    })
-}
 
 /// Sub-group width of tile kernels: one sub-group per 16-item row of the tile.
 const TILE_ROW_WIDTH: u32 = 16;
