@@ -124,7 +124,9 @@ impl Tr<'_, '_> {
             // defined on every path, and reaches the block through a variable: the
             // block may follow the join of this block's full and partial copies,
             // where neither copy's values dominate it. Each copy defines the same
-            // variable.
+            // variable. (The copies of one layout agree on `NotSingle`: the bound's
+            // uniformity and type are the layout's, so no copy defines the variable
+            // after another removed the block.)
             let earlier = self.single_lane_blocks.get(&ti).map(|e| e.lane);
             match self.lane_at_branch(&sl)? {
                 LaneAtBranch::NotSingle => {
