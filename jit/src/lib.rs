@@ -14,7 +14,6 @@ pub mod analysis;
 pub mod block2d;
 pub mod builtins;
 mod codegen;
-mod compute_loop;
 pub mod device_enqueue;
 mod error;
 mod kernel;
@@ -30,6 +29,7 @@ mod program_data;
 pub mod spirv;
 mod support;
 mod tiers;
+mod width;
 
 pub use abi::{DeviceEnqueue, KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};
 pub use error::{CompileError, CompileErrorKind};

@@ -23,7 +23,7 @@ const MAX_CARRIED: usize = 2;
 /// Whether every divergent branch of the kernel lies in a loop that accesses no
 /// memory and whose header carries at most [`MAX_CARRIED`] varying 32-bit scalars
 /// (the caller checks that no other part of the kernel needs a narrower width:
-/// `pipeline::plain_instructions`).
+/// `width::plain_instructions`).
 pub(crate) fn is_compute_loop_kernel(
     m: &Module,
     flat: &FlatFunction,
