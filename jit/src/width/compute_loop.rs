@@ -33,23 +33,10 @@ pub(crate) fn is_compute_loop_kernel(
     if !uni.any_divergence() {
         return false;
     }
-    let mut loops: Vec<usize> = Vec::new();
-    for (b, d) in uni.divergent_branch.iter().enumerate() {
-        if !*d {
-            continue;
-        }
-        let Some(l) = cfg.loop_of.get(b).copied().flatten() else {
-            return false;
-        };
-        if !loops.contains(&l) {
-            loops.push(l);
-        }
-    }
-    let builtin_ptr = |id: spirv::Id| m.globals.get(&id).is_some_and(|g| g.builtin.is_some());
-    let scalar32 = |ty: Option<spirv::Id>| {
-        ty.and_then(|t| m.types.get(&t))
-            .is_some_and(|t| matches!(t, Type::Int { bits: 32 } | Type::Float { bits: 32 }))
+    let Some(loops) = divergent_loops(cfg, uni) else {
+        return false;
     };
+    let builtin_ptr = |id: spirv::Id| m.globals.get(&id).is_some_and(|g| g.builtin.is_some());
     loops.iter().all(|&l| {
         let memory_free = (0..flat.blocks.len())
             .filter(|&b| cfg.in_loop(l, b))
@@ -60,15 +47,48 @@ pub(crate) fn is_compute_loop_kernel(
                 Op::ExtInst { opcode, .. } => !(171..=181).contains(opcode),
                 _ => true,
             });
-        let header = &flat.blocks[cfg.loops[l].header];
-        let mut carried = 0;
-        let phis_fit = header.insts.iter().all(|i| match (&i.op, i.result) {
-            (Op::Phi(_), Some(r)) if uni.is_varying(r) => {
-                carried += 1;
-                scalar32(i.ty)
-            }
-            _ => true,
-        });
-        memory_free && phis_fit && carried <= MAX_CARRIED
+        memory_free && carries_few(m, flat, cfg, uni, l)
     })
+}
+
+/// Whether loop `l`'s header carries at most [`MAX_CARRIED`] varying values, all
+/// 32-bit scalars: at width 16 each is four vector registers, and with the execution
+/// mask they must fit the sixteen.
+pub(super) fn carries_few(
+    m: &Module,
+    flat: &FlatFunction,
+    cfg: &Cfg,
+    uni: &Uniformity,
+    l: usize,
+) -> bool {
+    let scalar32 = |ty: Option<spirv::Id>| {
+        ty.and_then(|t| m.types.get(&t))
+            .is_some_and(|t| matches!(t, Type::Int { bits: 32 } | Type::Float { bits: 32 }))
+    };
+    let header = &flat.blocks[cfg.loops[l].header];
+    let mut carried = 0;
+    let phis_fit = header.insts.iter().all(|i| match (&i.op, i.result) {
+        (Op::Phi(_), Some(r)) if uni.is_varying(r) => {
+            carried += 1;
+            scalar32(i.ty)
+        }
+        _ => true,
+    });
+    phis_fit && carried <= MAX_CARRIED
+}
+
+/// The loops holding the kernel's divergent branches, or `None` when one lies
+/// outside every loop.
+fn divergent_loops(cfg: &Cfg, uni: &Uniformity) -> Option<Vec<usize>> {
+    let mut loops: Vec<usize> = Vec::new();
+    for (b, d) in uni.divergent_branch.iter().enumerate() {
+        if !*d {
+            continue;
+        }
+        let l = cfg.loop_of.get(b).copied().flatten()?;
+        if !loops.contains(&l) {
+            loops.push(l);
+        }
+    }
+    Some(loops)
 }

@@ -8,13 +8,17 @@
 //! was measured on.
 
 mod compute_loop;
+mod sync;
 
 use crate::{analysis, spirv};
 use crate::{CompileError, CompileOptions, DEFAULT_SUB_GROUP_WIDTH, SUPPORTED_SUB_GROUP_WIDTHS};
 
 /// The sub-group width for a kernel: the required one, else the configured default,
-/// else [`TILE_ROW_WIDTH`] for a tile kernel ([`is_tile_row_kernel`]) or a plain
-/// streaming kernel ([`is_plain_streaming_kernel`]), else [`DEFAULT_SUB_GROUP_WIDTH`].
+/// else one sub-group per work-group ([`one_sub_group_width`]), else
+/// [`TILE_ROW_WIDTH`] for a synchronising kernel ([`sync::is_sync_kernel`], unless
+/// estimated too big), a tile kernel ([`is_tile_row_kernel`]), a plain streaming
+/// kernel ([`is_plain_streaming_kernel`]) or a compute-loop kernel
+/// ([`compute_loop::is_compute_loop_kernel`]), else [`DEFAULT_SUB_GROUP_WIDTH`].
 pub(crate) fn sub_group_width(
     m: &spirv::Module,
     ep: &spirv::EntryPoint,
@@ -30,7 +34,9 @@ pub(crate) fn sub_group_width(
         .or(options.default_sub_group_width)
         .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat, cfg, feats) {
             w
-        } else if is_tile_row_kernel(ep, cfg, uni)
+        } else if (sync::is_sync_kernel(m, ep, flat, cfg, uni)
+            && crate::tiers::estimate(feats, TILE_ROW_WIDTH) <= ONE_SUB_GROUP_MAX_EST)
+            || is_tile_row_kernel(ep, cfg, uni)
             || is_plain_streaming_kernel(m, ep, flat, uni)
             || (plain_instructions(m, ep, flat, uni)
                 && compute_loop::is_compute_loop_kernel(m, flat, cfg, uni))
@@ -82,7 +88,8 @@ fn one_sub_group_width(
 }
 
 /// Estimated instructions of a layout body (`tiers::estimate`) above which a kernel
-/// keeps the default width rather than widen to one sub-group per work-group: half
+/// keeps the default width rather than widen to one sub-group per work-group (or to
+/// 16 for a synchronising kernel, [`sync::is_sync_kernel`]): half
 /// again the backtracking register allocator's limit (the fit's error), past which
 /// the body would get the single-pass allocator and spill. pyopencl's radix-sort
 /// scan_lev1 with work-groups of 16 (a 16-byte scan type): estimated 38 500 at width
@@ -144,7 +151,7 @@ fn plain_instructions(
     flat: &analysis::flatten::FlatFunction,
     uni: &analysis::uniformity::Uniformity,
 ) -> bool {
-    use spirv::{BuiltIn, Op, Type};
+    use spirv::{BuiltIn, Op};
     if ep
         .modes
         .local_size
@@ -170,10 +177,6 @@ fn plain_instructions(
             )
         })
     };
-    let wide_vector = |ty: Option<spirv::Id>| {
-        ty.and_then(|t| m.types.get(&t))
-            .is_some_and(|t| matches!(t, Type::Vector { count, .. } if *count >= 3))
-    };
     flat.blocks.iter().flat_map(|b| &b.insts).all(|inst| {
         let plain = !matches!(
             inst.op,
@@ -189,12 +192,25 @@ fn plain_instructions(
         );
         let mut builtin = false;
         spirv::for_each_operand(&inst.op, |id| builtin |= sub_group_builtin(id));
-        // The id built-ins are 3-component vectors whose components are taken apart
-        // at once.
-        let id_builtin = matches!(inst.op, Op::Load { ptr, .. }
-            if m.globals.get(&ptr).is_some_and(|g| g.builtin.is_some()));
-        let vector =
-            !id_builtin && inst.result.is_some_and(|r| uni.is_varying(r)) && wide_vector(inst.ty);
-        plain && !builtin && !vector
+        plain && !builtin && !is_wide_varying_vector(m, uni, inst)
     })
+}
+
+/// Whether `inst` makes a varying vector of three or more components (a `float4` is
+/// sixteen registers at width 16: clbench `nbody` spills and runs at half speed).
+/// The id built-ins are 3-component vectors whose components are taken apart at once,
+/// so their loads do not count.
+fn is_wide_varying_vector(
+    m: &spirv::Module,
+    uni: &analysis::uniformity::Uniformity,
+    inst: &spirv::Inst,
+) -> bool {
+    let id_builtin = matches!(inst.op, spirv::Op::Load { ptr, .. }
+        if m.globals.get(&ptr).is_some_and(|g| g.builtin.is_some()));
+    !id_builtin
+        && inst.result.is_some_and(|r| uni.is_varying(r))
+        && inst
+            .ty
+            .and_then(|t| m.types.get(&t))
+            .is_some_and(|t| matches!(t, spirv::Type::Vector { count, .. } if *count >= 3))
 }
