@@ -440,9 +440,18 @@ impl Tr<'_, '_> {
     /// row): constant divisions of `sg * W`.
     fn rows_of_sub_group(&mut self, sg: Value) -> [Value; 3] {
         let [lx, ly, _] = self.reqd_local.unwrap_or([1, 1, 1]).map(i64::from);
-        let first = self.b.ins().imul_imm_s(sg, i64::from(self.w));
-        let x = self.b.ins().urem_imm_s(first, lx);
-        let t = self.b.ins().udiv_imm_s(first, lx);
+        let (x, t) = if lx == i64::from(self.w) {
+            // A sub-group per row: x is 0 as a constant, so that tests of the local
+            // id against constants (a tile's edge work-items) are decided per lane
+            // when the kernel is compiled.
+            (self.b.ins().iconst(types::I64, 0), sg)
+        } else {
+            let first = self.b.ins().imul_imm_s(sg, i64::from(self.w));
+            (
+                self.b.ins().urem_imm_s(first, lx),
+                self.b.ins().udiv_imm_s(first, lx),
+            )
+        };
         let y = self.b.ins().urem_imm_s(t, ly);
         let z = self.b.ins().udiv_imm_s(t, ly);
         [x, y, z]

@@ -797,7 +797,11 @@ impl<'a, 'b> Tr<'a, 'b> {
         // would thread them through every loop of the body as block parameters.
         self.b.switch_to_block(head);
         let sg = self.b.use_var(sg_var);
-        let rows = rowv.map(|v| self.b.use_var(v));
+        let mut rows = rowv.map(|v| self.b.use_var(v));
+        if self.reqd_local.is_some_and(|[x, _, _]| x == self.w) {
+            // A sub-group per row: x is 0 as a constant (see `rows_of_sub_group`).
+            rows[0] = self.b.ins().iconst(types::I64, 0);
+        }
         let done = self
             .b
             .ins()
