@@ -233,6 +233,8 @@ impl Jit {
                 // of constant block parameters (it runs afterwards, in `compile`).
                 let mut ctrl = cranelift_codegen::control::ControlPlane::default();
                 let ctx = &mut self.ctx;
+                // Masks made of constants decide their tests (see `lower::vconst_fold`).
+                crate::lower::fold_vector_constants(&mut ctx.func);
                 crate::lower::thread::thread_mask_tests(&mut ctx.func);
                 #[cfg(debug_assertions)]
                 if let Err(e) = cranelift_codegen::verify_function(&ctx.func, &**opt) {

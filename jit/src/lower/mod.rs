@@ -22,6 +22,8 @@ mod block2d;
 mod block2d_fast;
 mod broadcast_load;
 mod calls;
+#[cfg(test)]
+mod clif_test;
 mod control;
 mod device_enqueue;
 mod enqueue_spirv;
@@ -58,6 +60,8 @@ mod state;
 mod storage;
 pub(crate) mod thread;
 pub(crate) mod value;
+mod vconst_fold;
+pub(crate) use vconst_fold::fold_vector_constants;
 mod vmath;
 mod wide;
 

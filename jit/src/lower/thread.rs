@@ -347,23 +347,11 @@ fn tests_any_of(func: &Function, c: Value, vals: &[Value]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::clif_test::finish;
     use super::*;
     use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, UserFuncName};
     use cranelift_codegen::isa::CallConv;
     use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-
-    /// Seals and finalizes the function `b` builds for the host; its settings, for the
-    /// verifier.
-    fn finish(mut b: FunctionBuilder) -> cranelift_codegen::settings::Flags {
-        b.seal_all_blocks();
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        let isa = cranelift_native::builder()
-            .expect("host ISA")
-            .finish(flags.clone())
-            .expect("host ISA");
-        b.finalize(isa.frontend_config());
-        flags
-    }
 
     /// The blocks the branches of `f` lead to.
     fn targets(f: &Function) -> Vec<Block> {
