@@ -571,6 +571,20 @@ impl Tr<'_, '_> {
         b: &Lv,
         fa: Fact,
     ) -> Result<Lv, CompileError> {
+        let r = self.int_binary_lanes(op, e, a, b, fa)?;
+        self.note_halves(op, e, a, b, &r);
+        Ok(r)
+    }
+
+    /// [`Self::int_binary`] without recording 32-bit halves.
+    fn int_binary_lanes(
+        &mut self,
+        op: BinOp,
+        e: Elem,
+        a: &Lv,
+        b: &Lv,
+        fa: Fact,
+    ) -> Result<Lv, CompileError> {
         use BinOp as B;
         Ok(match op {
             B::IAdd => self.add_lv(e, a, b),
@@ -605,19 +619,22 @@ impl Tr<'_, '_> {
                     _ if e == Elem::I8 => {
                         self.per_lane(&[(e, a), (e, b)], e, |t, x| t.b.ins().imul(x[0], x[1]))
                     }
-                    _ => self.vec_op2(
-                        e,
-                        a,
-                        b,
-                        |t, x, y| t.b.ins().imul(x, y),
-                        |t, x, y| {
-                            if e == Elem::I64 {
-                                t.imul_i64_chunk(x, y)
-                            } else {
-                                t.b.ins().imul(x, y)
-                            }
-                        },
-                    ),
+                    _ => match self.imul_halves(e, a, b) {
+                        Some(r) => r,
+                        None => self.vec_op2(
+                            e,
+                            a,
+                            b,
+                            |t, x, y| t.b.ins().imul(x, y),
+                            |t, x, y| {
+                                if e == Elem::I64 {
+                                    t.imul_i64_chunk(x, y)
+                                } else {
+                                    t.b.ins().imul(x, y)
+                                }
+                            },
+                        ),
+                    },
                 }
             }
             B::UDiv | B::SDiv | B::UMod | B::SRem | B::SMod => {
