@@ -47,25 +47,64 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
     if def.is_empty() {
         return;
     }
+    // Widenings of vector constants: the e-graph hoists them out of loops like
+    // constants, but the backend folds each into the product that uses it (the
+    // `uwiden_low` pair of a `pmuludq`), so what lives across the loop is the
+    // constant, spilled; copied with their constant they stay operands.
+    let mut widened: HashMap<Value, (Inst, Block)> = HashMap::new();
+    for &b in &blocks {
+        for inst in func.layout.block_insts(b) {
+            if let ir::InstructionData::Unary {
+                opcode: Opcode::UwidenLow | Opcode::UwidenHigh,
+                arg,
+            } = func.dfg.insts[inst]
+            {
+                if def.contains_key(&func.dfg.resolve_aliases(arg)) {
+                    widened.insert(func.dfg.first_result(inst), (inst, b));
+                }
+            }
+        }
+    }
     // Copy of each constant in each block, and the position it was made at.
     let mut copies: HashMap<(Block, Value), (Value, usize)> = HashMap::new();
     for &b in &blocks {
         let insts: Vec<Inst> = func.layout.block_insts(b).collect();
         for (pos, inst) in insts.into_iter().enumerate() {
+            if let Some(r) = func.dfg.inst_results(inst).first() {
+                let original =
+                    |m: &HashMap<Value, (Inst, Block)>| m.get(r).is_some_and(|&(ci, _)| ci == inst);
+                if original(&def) || original(&widened) {
+                    // An original serves the uses of its own block like a copy.
+                    copies.insert((b, *r), (*r, pos));
+                    continue;
+                }
+            }
             let mut repl: HashMap<Value, Value> = HashMap::new();
             let vals: Vec<Value> = func.dfg.inst_values(inst).collect();
             for v in vals {
                 let r = func.dfg.resolve_aliases(v);
-                let Some(&(ci, cb)) = def.get(&r) else {
+                let Some(&(ci, _)) = def.get(&r).or_else(|| widened.get(&r)) else {
                     continue;
                 };
-                if cb == b {
-                    continue;
-                }
                 let copy = match copies.get(&(b, r)) {
                     Some(&(c, at)) if pos - at <= REUSE_SPAN => c,
                     _ => {
                         let new = func.dfg.clone_inst(ci);
+                        if let ir::InstructionData::Unary { arg, .. } = func.dfg.insts[ci] {
+                            // A widening: of this block's copy of the constant.
+                            let arg = func.dfg.resolve_aliases(arg);
+                            let cv = match copies.get(&(b, arg)) {
+                                Some(&(c, at)) if pos - at <= REUSE_SPAN => c,
+                                _ => {
+                                    let cc = func.dfg.clone_inst(def[&arg].0);
+                                    func.layout.insert_inst(cc, inst);
+                                    let c = func.dfg.first_result(cc);
+                                    copies.insert((b, arg), (c, pos));
+                                    c
+                                }
+                            };
+                            func.dfg.map_inst_values(new, |_| cv);
+                        }
                         func.layout.insert_inst(new, inst);
                         let c = func.dfg.first_result(new);
                         copies.insert((b, r), (c, pos));
@@ -80,17 +119,26 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
             }
         }
     }
+    // Widenings first: an unused one may leave its constant unused.
+    for originals in [widened, def] {
+        let used = used_values(func, &blocks);
+        for (v, (inst, _)) in originals {
+            if !used.contains(&v) {
+                func.layout.remove_inst(inst);
+            }
+        }
+    }
+}
+
+/// Every value some instruction of `blocks` uses.
+fn used_values(func: &ir::Function, blocks: &[Block]) -> HashSet<Value> {
     let mut used: HashSet<Value> = HashSet::new();
-    for &b in &blocks {
+    for &b in blocks {
         for inst in func.layout.block_insts(b) {
             for v in func.dfg.inst_values(inst) {
                 used.insert(func.dfg.resolve_aliases(v));
             }
         }
     }
-    for (v, (inst, _)) in def {
-        if !used.contains(&v) {
-            func.layout.remove_inst(inst);
-        }
-    }
+    used
 }
