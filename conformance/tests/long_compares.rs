@@ -49,8 +49,8 @@ kernel void k(global const ulong *a, global const ulong *b, global uint *o)
         0x1_0000_0000,
     ];
     let mut rng = TestRng::new(977);
-    let mut pick = |r: &mut TestRng| {
-        if r.next_u32() % 2 == 0 {
+    let pick = |r: &mut TestRng| {
+        if r.next_u32().is_multiple_of(2) {
             edge[r.next_u32() as usize % edge.len()]
         } else {
             (u64::from(r.next_u32()) << 32) | u64::from(r.next_u32())
@@ -58,7 +58,13 @@ kernel void k(global const ulong *a, global const ulong *b, global uint *o)
     };
     let a: Vec<u64> = (0..n).map(|_| pick(&mut rng)).collect();
     let b: Vec<u64> = (0..n)
-        .map(|i| if i % 5 == 0 { a[i] } else { pick(&mut rng) })
+        .map(|i| {
+            if i.is_multiple_of(5) {
+                a[i]
+            } else {
+                pick(&mut rng)
+            }
+        })
         .collect();
     let ab = ctx.buffer_from(&a);
     let bb = ctx.buffer_from(&b);
