@@ -58,7 +58,7 @@ kernel void k(global const ulong *a, global const ulong *b, global uint *o)
     };
     let a: Vec<u64> = (0..n).map(|_| pick(&mut rng)).collect();
     let b: Vec<u64> = (0..n)
-        .map(|i| {
+        .map(|i: usize| {
             if i.is_multiple_of(5) {
                 a[i]
             } else {
