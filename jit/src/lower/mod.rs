@@ -56,6 +56,7 @@ pub(crate) use remat::remat_constants;
 mod schedule;
 mod single_lane;
 mod sparse;
+mod split64;
 mod state;
 mod storage;
 pub(crate) mod thread;
@@ -268,6 +269,11 @@ pub(crate) struct Tr<'a, 'b> {
     /// The lane (i64) of the single-lane block being lowered: operands read as its
     /// scalars.
     single_lane: Option<Value>,
+    /// The 32-bit halves of `long` chunk pairs (`split64`), by the two chunks.
+    halves: HashMap<(Value, Value), split64::Halves>,
+    /// Shuffle masks already in the function's immediates: one handle per mask, so
+    /// that the mid-end sees equal shuffles as equal (GVN compares the handles).
+    shuffle_imms: HashMap<[u8; 16], ir::Immediate>,
 }
 
 /// The layout variants a kernel function contains. A work-group runs the
@@ -446,6 +452,8 @@ pub(crate) fn lower_kernel(
             self_loop: None,
             single_lane_blocks: HashMap::new(),
             single_lane: None,
+            halves: HashMap::new(),
+            shuffle_imms: HashMap::new(),
         };
         tr.layout_private()?;
         tr.find_broadcast_loads();

@@ -7,14 +7,21 @@
 //! vector registers, get spilled, and the register allocator reloads them on the
 //! hot paths of loops that never use them (the grid-stride loop of a reduction
 //! reloaded six constants per iteration that only code after it needed). Defined
-//! again in the block of each use they cost a constant-pool load (often folded into
-//! the using instruction) or an `lea` there, and nothing anywhere else. (Copying
+//! again right before their first use in each block (and again before a use more
+//! than [`REUSE_SPAN`] instructions later) they cost a constant-pool load (often
+//! folded into the using instruction) or an `lea` there, and nothing anywhere else. (Copying
 //! splats of kernel arguments and operations on constants as well was tried: more
 //! instructions in hot blocks than it saved.)
 
 use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{self, Block, Inst, Opcode, Value};
+
+/// Instructions of a block after a constant's copy within which later uses share
+/// it; a use further on gets a copy of its own, right before it. A copy at the top
+/// of a long straight block (Philox's ten unrolled rounds) lived across all of it
+/// and was spilled: a store and a reload where a constant-pool load does.
+const REUSE_SPAN: usize = 32;
 
 /// Whether `op` makes a value from nothing but its immediates.
 fn is_constant(op: Opcode) -> bool {
@@ -24,8 +31,8 @@ fn is_constant(op: Opcode) -> bool {
     )
 }
 
-/// Copies constants into the blocks that use them, before each block's first
-/// original instruction (see the module comment); removes originals left unused.
+/// Copies constants into the blocks that use them, before their uses (see the
+/// module comment); removes originals left unused.
 pub(crate) fn remat_constants(func: &mut ir::Function) {
     let blocks: Vec<Block> = func.layout.blocks().collect();
     let mut def: HashMap<Value, (Inst, Block)> = HashMap::new();
@@ -40,31 +47,67 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
     if def.is_empty() {
         return;
     }
-    let anchors: HashMap<Block, Inst> = blocks
-        .iter()
-        .filter_map(|&b| func.layout.first_inst(b).map(|i| (b, i)))
-        .collect();
-    let mut copies: HashMap<(Block, Value), Value> = HashMap::new();
+    // Widenings of vector constants: the e-graph hoists them out of loops like
+    // constants, but the backend folds each into the product that uses it (the
+    // `uwiden_low` pair of a `pmuludq`), so what lives across the loop is the
+    // constant, spilled; copied with their constant they stay operands.
+    let mut widened: HashMap<Value, (Inst, Block)> = HashMap::new();
+    for &b in &blocks {
+        for inst in func.layout.block_insts(b) {
+            if let ir::InstructionData::Unary {
+                opcode: Opcode::UwidenLow | Opcode::UwidenHigh,
+                arg,
+            } = func.dfg.insts[inst]
+            {
+                if def.contains_key(&func.dfg.resolve_aliases(arg)) {
+                    widened.insert(func.dfg.first_result(inst), (inst, b));
+                }
+            }
+        }
+    }
+    // Copy of each constant in each block, and the position it was made at.
+    let mut copies: HashMap<(Block, Value), (Value, usize)> = HashMap::new();
     for &b in &blocks {
         let insts: Vec<Inst> = func.layout.block_insts(b).collect();
-        for inst in insts {
+        for (pos, inst) in insts.into_iter().enumerate() {
+            if let Some(r) = func.dfg.inst_results(inst).first() {
+                let original =
+                    |m: &HashMap<Value, (Inst, Block)>| m.get(r).is_some_and(|&(ci, _)| ci == inst);
+                if original(&def) || original(&widened) {
+                    // An original serves the uses of its own block like a copy.
+                    copies.insert((b, *r), (*r, pos));
+                    continue;
+                }
+            }
             let mut repl: HashMap<Value, Value> = HashMap::new();
             let vals: Vec<Value> = func.dfg.inst_values(inst).collect();
             for v in vals {
                 let r = func.dfg.resolve_aliases(v);
-                let Some(&(ci, cb)) = def.get(&r) else {
+                let Some(&(ci, _)) = def.get(&r).or_else(|| widened.get(&r)) else {
                     continue;
                 };
-                if cb == b {
-                    continue;
-                }
                 let copy = match copies.get(&(b, r)) {
-                    Some(c) => *c,
-                    None => {
+                    Some(&(c, at)) if pos - at <= REUSE_SPAN => c,
+                    _ => {
                         let new = func.dfg.clone_inst(ci);
-                        func.layout.insert_inst(new, anchors[&b]);
+                        if let ir::InstructionData::Unary { arg, .. } = func.dfg.insts[ci] {
+                            // A widening: of this block's copy of the constant.
+                            let arg = func.dfg.resolve_aliases(arg);
+                            let cv = match copies.get(&(b, arg)) {
+                                Some(&(c, at)) if pos - at <= REUSE_SPAN => c,
+                                _ => {
+                                    let cc = func.dfg.clone_inst(def[&arg].0);
+                                    func.layout.insert_inst(cc, inst);
+                                    let c = func.dfg.first_result(cc);
+                                    copies.insert((b, arg), (c, pos));
+                                    c
+                                }
+                            };
+                            func.dfg.map_inst_values(new, |_| cv);
+                        }
+                        func.layout.insert_inst(new, inst);
                         let c = func.dfg.first_result(new);
-                        copies.insert((b, r), c);
+                        copies.insert((b, r), (c, pos));
                         c
                     }
                 };
@@ -76,17 +119,26 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
             }
         }
     }
+    // Widenings first: an unused one may leave its constant unused.
+    for originals in [widened, def] {
+        let used = used_values(func, &blocks);
+        for (v, (inst, _)) in originals {
+            if !used.contains(&v) {
+                func.layout.remove_inst(inst);
+            }
+        }
+    }
+}
+
+/// Every value some instruction of `blocks` uses.
+fn used_values(func: &ir::Function, blocks: &[Block]) -> HashSet<Value> {
     let mut used: HashSet<Value> = HashSet::new();
-    for &b in &blocks {
+    for &b in blocks {
         for inst in func.layout.block_insts(b) {
             for v in func.dfg.inst_values(inst) {
                 used.insert(func.dfg.resolve_aliases(v));
             }
         }
     }
-    for (v, (inst, _)) in def {
-        if !used.contains(&v) {
-            func.layout.remove_inst(inst);
-        }
-    }
+    used
 }

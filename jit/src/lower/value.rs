@@ -164,6 +164,16 @@ impl Tr<'_, '_> {
         vec![x; self.nchunks(e)]
     }
 
+    /// The immediate of byte shuffle `mask`, shared by every shuffle with that mask.
+    pub fn shuffle_imm(&mut self, mask: [u8; 16]) -> ir::Immediate {
+        if let Some(i) = self.shuffle_imms.get(&mask) {
+            return *i;
+        }
+        let i = self.b.func.dfg.immediates.push(mask.to_vec().into());
+        self.shuffle_imms.insert(mask, i);
+        i
+    }
+
     /// `i64x2` chunks truncated to `i32x4` chunks: the low halves of each pair of chunks
     /// in one shuffle, instead of extracting and re-inserting every lane.
     pub fn narrow_i64_chunks(&mut self, ch: &[Value]) -> Vec<Value> {
@@ -173,9 +183,12 @@ impl Tr<'_, '_> {
             // Lane j / 4 of a || b is the low half of i64 lane j / 4: bytes 8 (j / 4) ...
             *m = (8 * (j / 4) + j % 4) as u8;
         }
-        let imm = self.b.func.dfg.immediates.push(mask.to_vec().into());
+        let imm = self.shuffle_imm(mask);
         ch.chunks(2)
             .map(|p| {
+                if let Some(h) = p.get(1).and_then(|y| self.known_halves(p[0], *y)) {
+                    return h.lo;
+                }
                 let a = self.b.ins().bitcast(types::I8X16, fl, p[0]);
                 let b = match p.get(1) {
                     Some(h) => self.b.ins().bitcast(types::I8X16, fl, *h),
