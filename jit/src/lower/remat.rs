@@ -10,7 +10,9 @@
 //! again in the block of each use they cost a constant-pool load (often folded into
 //! the using instruction) or an `lea` there, and nothing anywhere else. (Copying
 //! splats of kernel arguments and operations on constants as well was tried: more
-//! instructions in hot blocks than it saved.)
+//! instructions in hot blocks than it saved.) Uses after a call in the block get a
+//! copy made after the call: every call clobbers the vector registers, so one copy
+//! before it would be spilled and reloaded (clbench `math`: its two vector-math calls).
 
 use std::collections::{HashMap, HashSet};
 
@@ -44,9 +46,14 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
         .iter()
         .filter_map(|&b| func.layout.first_inst(b).map(|i| (b, i)))
         .collect();
-    let mut copies: HashMap<(Block, Value), Value> = HashMap::new();
+    // Per block and call segment (a call clobbers every vector register: a copy made
+    // before it would be spilled across it, so uses after a call get their own copy,
+    // made right after the call).
+    let mut copies: HashMap<(Block, usize, Value), Value> = HashMap::new();
     for &b in &blocks {
         let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+        let mut segment = 0usize;
+        let mut anchor = anchors.get(&b).copied();
         for inst in insts {
             let mut repl: HashMap<Value, Value> = HashMap::new();
             let vals: Vec<Value> = func.dfg.inst_values(inst).collect();
@@ -58,13 +65,14 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
                 if cb == b {
                     continue;
                 }
-                let copy = match copies.get(&(b, r)) {
+                let Some(at) = anchor else { continue };
+                let copy = match copies.get(&(b, segment, r)) {
                     Some(c) => *c,
                     None => {
                         let new = func.dfg.clone_inst(ci);
-                        func.layout.insert_inst(new, anchors[&b]);
+                        func.layout.insert_inst(new, at);
                         let c = func.dfg.first_result(new);
-                        copies.insert((b, r), c);
+                        copies.insert((b, segment, r), c);
                         c
                     }
                 };
@@ -73,6 +81,10 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
             if !repl.is_empty() {
                 func.dfg
                     .map_inst_values(inst, |x| repl.get(&x).copied().unwrap_or(x));
+            }
+            if func.dfg.insts[inst].opcode().is_call() {
+                segment += 1;
+                anchor = func.layout.next_inst(inst);
             }
         }
     }
