@@ -229,6 +229,7 @@ impl Jit {
         let optimise = insts <= OPTIMISE_MAX_INSTS && effort != Effort::Least;
         if optimise {
             if let Some(opt) = &self.opt_isa {
+                let vmath_refs = self.vmath_func_refs();
                 // What `Context::optimize` does at opt_level speed, less the removal
                 // of constant block parameters (it runs afterwards, in `compile`).
                 let mut ctrl = cranelift_codegen::control::ControlPlane::default();
@@ -251,6 +252,15 @@ impl Jit {
                     .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
                 // Undo the e-graph's hoisting of constants (see `lower::remat`).
                 crate::lower::remat_constants(&mut ctx.func);
+                // Reload values held in vector-math slots after calls instead of
+                // spilling them (see `lower::slot_remat`); constant block parameters
+                // (a body's values passed on to its next block) go first, so that
+                // the uses there name the values in the slots.
+                if !vmath_refs.is_empty() {
+                    ctx.remove_constant_phis(isa)
+                        .map_err(|e| failed(cranelift_module::ModuleError::Compilation(e)))?;
+                    crate::lower::remat_from_slots(&mut ctx.func, &|r| vmath_refs.contains(&r));
+                }
                 // Shorter live ranges in innermost loops (see `lower::loop_pressure`
                 // and `lower::loop_spill`).
                 crate::lower::relieve_loops(&mut ctx.func);
@@ -342,6 +352,29 @@ impl Jit {
             }
         }
         Ok((id, frame_bytes))
+    }
+
+    /// The function references of the current function that name vector-math
+    /// routines (`builtins::vmath`): calls that write only their result region.
+    fn vmath_func_refs(&self) -> std::collections::HashSet<ir::FuncRef> {
+        let func = &self.ctx.func;
+        func.dfg
+            .ext_funcs
+            .iter()
+            .filter(|(_, data)| {
+                let ir::ExternalName::User(r) = data.name else {
+                    return false;
+                };
+                let id = FuncId::from_u32(func.params.user_named_funcs()[r].index);
+                self.module
+                    .declarations()
+                    .get_function_decl(id)
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| crate::builtins::vmath::routine(n).is_some())
+            })
+            .map(|(r, _)| r)
+            .collect()
     }
 
     /// Finalises all definitions; returns the code owner and a lookup for entries.

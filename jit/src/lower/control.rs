@@ -234,7 +234,18 @@ impl Tr<'_, '_> {
             entries.push(e);
         }
         let heads: Vec<ir::Block> = if copies.len() == 2 {
-            let full = self.mask_all(&entry_mask);
+            // The entry mask is lanes `0..size`: full when `size` is W, one scalar
+            // compare instead of reducing the W/4 mask chunks on every sub-group (the
+            // chunks are then computed only on the partial copy's path).
+            let size = self
+                .sgenv
+                .as_ref()
+                .map(|s| s.size)
+                .ok_or_else(|| CompileError::codegen("sub-group env missing"))?;
+            let full = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, size, i64::from(self.w));
             let h0 = self.b.create_block();
             let h1 = self.b.create_block();
             self.b.ins().brif(full, h0, &[], h1, &[]);

@@ -11,7 +11,9 @@
 //! than [`REUSE_SPAN`] instructions later) they cost a constant-pool load (often
 //! folded into the using instruction) or an `lea` there, and nothing anywhere else. (Copying
 //! splats of kernel arguments and operations on constants as well was tried: more
-//! instructions in hot blocks than it saved.)
+//! instructions in hot blocks than it saved.) A use after a call gets a copy made
+//! after the call: every call clobbers the vector registers, so a copy from before it
+//! would be spilled and reloaded (clbench `math`: its two vector-math calls).
 
 use std::collections::{HashMap, HashSet};
 
@@ -69,7 +71,11 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
     let mut copies: HashMap<(Block, Value), (Value, usize)> = HashMap::new();
     for &b in &blocks {
         let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+        // Position of the block's last call so far: copies from before it are not
+        // reused after it.
+        let mut last_call: Option<usize> = None;
         for (pos, inst) in insts.into_iter().enumerate() {
+            let reusable = |at: usize| pos - at <= REUSE_SPAN && last_call.is_none_or(|c| at > c);
             if let Some(r) = func.dfg.inst_results(inst).first() {
                 let original =
                     |m: &HashMap<Value, (Inst, Block)>| m.get(r).is_some_and(|&(ci, _)| ci == inst);
@@ -87,14 +93,14 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
                     continue;
                 };
                 let copy = match copies.get(&(b, r)) {
-                    Some(&(c, at)) if pos - at <= REUSE_SPAN => c,
+                    Some(&(c, at)) if reusable(at) => c,
                     _ => {
                         let new = func.dfg.clone_inst(ci);
                         if let ir::InstructionData::Unary { arg, .. } = func.dfg.insts[ci] {
                             // A widening: of this block's copy of the constant.
                             let arg = func.dfg.resolve_aliases(arg);
                             let cv = match copies.get(&(b, arg)) {
-                                Some(&(c, at)) if pos - at <= REUSE_SPAN => c,
+                                Some(&(c, at)) if reusable(at) => c,
                                 _ => {
                                     let cc = func.dfg.clone_inst(def[&arg].0);
                                     func.layout.insert_inst(cc, inst);
@@ -116,6 +122,9 @@ pub(crate) fn remat_constants(func: &mut ir::Function) {
             if !repl.is_empty() {
                 func.dfg
                     .map_inst_values(inst, |x| repl.get(&x).copied().unwrap_or(x));
+            }
+            if func.dfg.insts[inst].opcode().is_call() {
+                last_call = Some(pos);
             }
         }
     }

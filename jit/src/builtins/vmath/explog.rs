@@ -1,13 +1,34 @@
 //! `exp`, `exp2`, `exp10`, `log`, `log2`, `log10`, `pow`, `powr` of `f32` lanes in `f64`
-//! (see [`super::core`]). NaN, and for the logarithms and powers every operand outside
+//! (see [`super::core`]; `exp` in `f32` with FMA, see [`super::core32`]). NaN, and for the logarithms and powers every operand outside
 //! the positive normal finite numbers (subnormal `x` too: rare, and the bit split of
 //! `log_parts` needs a normal `f32`), take the scalar path, which owns the special values.
 
 use std::f64::consts::{LN_2, LOG10_2, LOG10_E, LOG2_10, LOG2_E};
 
 use super::core::{exp2, log_parts, mad};
+use super::core32::exp_32;
 use super::{Binary, Unary};
 use crate::builtins::float::f32fns;
+
+/// `e^x` in `f32` when compiled with FMA ([`super::core32`]), else as `exp2`.
+pub(super) struct Exp;
+impl Unary for Exp {
+    #[inline(always)]
+    fn easy(x: f32) -> bool {
+        !x.is_nan()
+    }
+    #[inline(always)]
+    fn fast<const F: bool>(x: f32) -> f32 {
+        if F {
+            exp_32(x)
+        } else {
+            exp2::<F>(f64::from(x) * LOG2_E) as f32
+        }
+    }
+    fn slow(x: f32) -> f32 {
+        f32fns::exp(x)
+    }
+}
 
 macro_rules! exp_like {
     ($name:ident, $scale:expr, $slow:path) => {
@@ -27,7 +48,6 @@ macro_rules! exp_like {
         }
     };
 }
-exp_like!(Exp, LOG2_E, f32fns::exp);
 exp_like!(Exp2, 1.0, f32fns::exp2);
 exp_like!(Exp10, LOG2_10, f32fns::exp10);
 

@@ -13,6 +13,10 @@
 //! function's easy range (huge trigonometric arguments, NaN, the special operands of
 //! `log`/`pow`, ...) are recomputed by the scalar function, which owns the special
 //! values, so precision never regresses and special cases stay exact.
+//! The exception: `sin`, `cos` and `exp`, the functions of clbench `math`, have `f32`
+//! kernels ([`core32`]: under 2 ulp, with FMA) in the compilations with FMA, run on
+//! blocks of 16 lanes (one 512-bit register, a whole sub-group of 16), a third of the
+//! instructions of the `f64` kernels; the SSE2 compilation keeps the `f64` ones.
 //!
 //! Why vector Rust rather than inline Cranelift IR: Cranelift's x86 back end has only
 //! 128-bit vectors and no `f64` <-> `i64` lane conversions, while these routines run on
@@ -25,6 +29,7 @@
 //! out; `out` does not overlap the operands.
 
 mod core;
+mod core32;
 mod explog;
 mod hyper;
 #[cfg(test)]
@@ -33,8 +38,13 @@ mod trig;
 
 use super::ClOp;
 
-/// Lanes per block: one 256-bit register of `f32`, two (or one 512-bit) of `f64`.
+/// Lanes per block of the `f64` kernels: one 256-bit register of `f32`, two (or one
+/// 512-bit) of `f64`.
 const B: usize = 8;
+
+/// Lanes per block of the routines with `f32` kernels ([`core32`]) in the compilations
+/// with FMA: one 512-bit register (two 256-bit ones), a whole sub-group of 16.
+const B32: usize = 16;
 
 /// A one-operand function: `fast` is valid where `easy` holds; `slow` everywhere.
 pub(crate) trait Unary {
@@ -50,52 +60,55 @@ pub(crate) trait Binary {
     fn slow(x: f32, y: f32) -> f32;
 }
 
-/// Reads the `B` lanes at `p`, or (`half`) the 4 lanes at `p` twice.
+/// Reads `N` lanes (8 or 16) at `p`, of which the first `m` (a multiple of 4) are
+/// operands: the missing 4-lane chunks repeat the first one.
 ///
 /// On x86-64 as 16-byte loads: the generated code has just stored the lanes as
 /// 16-byte chunks, and a 32-byte load of two such stores misses store-to-load
 /// forwarding (measured: the most expensive instruction of a call; it made `pow` 2.6x
 /// slower than `exp`). The loads are volatile because LLVM otherwise merges them into
-/// one 32-byte load, and with AVX (`F`) the halves are joined in a register
-/// ([`join_avx`]), because a round trip through a stack array is again two 16-byte
-/// stores and a 32-byte load.
+/// wider loads, and with AVX (`F`) pairs of chunks are joined in a register
+/// ([`join_avx`]), because a round trip through a stack array is again 16-byte
+/// stores and a wider load.
 ///
 /// # Safety
-/// `p .. p + B` (`p .. p + 4` for `half`) must be readable.
+/// `p .. p + m` must be readable; `4 <= m <= N`, `N` is 8 or 16.
 #[inline(always)]
-unsafe fn load<const F: bool>(p: *const f32, half: bool) -> [f32; B] {
+unsafe fn load<const F: bool, const N: usize>(p: *const f32, m: usize) -> [f32; N] {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::__m128;
         #[repr(C, packed)]
         #[derive(Clone, Copy)]
         struct Unaligned(__m128);
-        // SAFETY: the caller guarantees the lanes read (packed: any alignment).
-        let (lo, hi) = unsafe {
-            let lo = p.cast::<Unaligned>().read_volatile().0;
-            let hi = if half {
-                lo
-            } else {
-                p.add(4).cast::<Unaligned>().read_volatile().0
-            };
-            (lo, hi)
+        // SAFETY: the caller guarantees the chunks read (packed: any alignment).
+        let chunk = |c: usize| unsafe {
+            let c = if 4 * c < m { c } else { 0 };
+            p.add(4 * c).cast::<Unaligned>().read_volatile().0
         };
-        if F {
-            // SAFETY: F routines run only on hosts with AVX2 (see `routine!`).
-            return unsafe { join_avx(lo, hi) };
+        let mut lanes = [0.0f32; N];
+        for pair in 0..N / 8 {
+            let (lo, hi) = (chunk(2 * pair), chunk(2 * pair + 1));
+            let eight: [f32; 8] = if F {
+                // SAFETY: F routines run only on hosts with AVX2 (see `routine!`).
+                unsafe { join_avx(lo, hi) }
+            } else {
+                // SAFETY: two 16-byte vectors are 8 f32 lanes.
+                unsafe { std::mem::transmute::<[__m128; 2], [f32; 8]>([lo, hi]) }
+            };
+            lanes[8 * pair..8 * pair + 8].copy_from_slice(&eight);
         }
-        // SAFETY: two 16-byte vectors are 8 f32 lanes.
-        unsafe { std::mem::transmute::<[__m128; 2], [f32; B]>([lo, hi]) }
+        lanes
     }
     #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: the caller guarantees the lanes read.
-    unsafe {
-        if half {
-            let q = p.cast::<[f32; 4]>().read_unaligned();
-            [q[0], q[1], q[2], q[3], q[0], q[1], q[2], q[3]]
-        } else {
-            p.cast::<[f32; B]>().read_unaligned()
+    {
+        let mut lanes = [0.0f32; N];
+        for (i, l) in lanes.iter_mut().enumerate() {
+            let j = if i < m { i } else { i % 4 };
+            // SAFETY: j < m (the caller guarantees the lanes read).
+            *l = unsafe { p.add(j).read() };
         }
+        lanes
     }
 }
 
@@ -106,25 +119,31 @@ unsafe fn load<const F: bool>(p: *const f32, half: bool) -> [f32; B] {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx")]
-unsafe fn join_avx(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128) -> [f32; B] {
+unsafe fn join_avx(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128) -> [f32; 8] {
     use std::arch::x86_64::{__m256, _mm256_set_m128};
     // SAFETY: a 256-bit vector is 8 f32 lanes.
-    unsafe { std::mem::transmute::<__m256, [f32; B]>(_mm256_set_m128(hi, lo)) }
+    unsafe { std::mem::transmute::<__m256, [f32; 8]>(_mm256_set_m128(hi, lo)) }
 }
 
-/// Writes the `B` lanes of `r` to `p`, or (`half`) the first 4.
+/// Writes the first `m` (a multiple of 4) of the `N` lanes of `r` to `p`.
 ///
 /// # Safety
-/// `p .. p + B` (`p .. p + 4` for `half`) must be writable.
+/// `p .. p + m` must be writable.
 #[inline(always)]
-unsafe fn store(p: *mut f32, r: [f32; B], half: bool) {
+unsafe fn store<const N: usize>(p: *mut f32, r: [f32; N], m: usize) {
     // SAFETY: the caller guarantees the lanes written.
     unsafe {
-        if half {
-            p.cast::<[f32; 4]>()
-                .write_unaligned([r[0], r[1], r[2], r[3]]);
+        if m == N {
+            p.cast::<[f32; N]>().write_unaligned(r);
         } else {
-            p.cast::<[f32; B]>().write_unaligned(r);
+            for c in 0..m / 4 {
+                p.add(4 * c).cast::<[f32; 4]>().write_unaligned([
+                    r[4 * c],
+                    r[4 * c + 1],
+                    r[4 * c + 2],
+                    r[4 * c + 3],
+                ]);
+            }
         }
     }
 }
@@ -167,25 +186,26 @@ unsafe fn fix2<T: Binary>(a: *const f32, b: *const f32, out: *mut f32, m: usize)
     }
 }
 
-/// One block of a unary function: `B` lanes from `a` to `out`, or (`half`) 4.
+/// One block of a unary function: `m` lanes (a multiple of 4, at most `N`) from `a`
+/// to `out`, computed as `N`.
 ///
 /// # Safety
-/// `a` readable and `out` writable for those lanes.
+/// `a` readable and `out` writable for `m` lanes.
 #[inline(always)]
-unsafe fn block1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, half: bool) {
+unsafe fn block1<T: Unary, const F: bool, const N: usize>(a: *const f32, out: *mut f32, m: usize) {
     // SAFETY: the caller's contract.
-    let x = unsafe { load::<F>(a, half) };
-    let mut r = [0.0f32; B];
+    let x = unsafe { load::<F, N>(a, m) };
+    let mut r = [0.0f32; N];
     let mut ok = true;
-    for j in 0..B {
+    for j in 0..N {
         r[j] = T::fast::<F>(x[j]);
         ok &= T::easy(x[j]);
     }
     // SAFETY: the caller's contract.
     unsafe {
-        store(out, r, half);
+        store(out, r, m);
         if !ok {
-            fix1::<T>(a, out, if half { 4 } else { B });
+            fix1::<T>(a, out, m);
         }
     }
 }
@@ -193,56 +213,58 @@ unsafe fn block1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, half: bo
 /// One block of a binary function, as [`block1`].
 ///
 /// # Safety
-/// `a`, `b` readable and `out` writable for those lanes.
+/// `a`, `b` readable and `out` writable for `m` lanes.
 #[inline(always)]
-unsafe fn block2<T: Binary, const F: bool>(
+unsafe fn block2<T: Binary, const F: bool, const N: usize>(
     a: *const f32,
     b: *const f32,
     out: *mut f32,
-    half: bool,
+    m: usize,
 ) {
     // SAFETY: the caller's contract.
-    let (x, y) = unsafe { (load::<F>(a, half), load::<F>(b, half)) };
-    let mut r = [0.0f32; B];
+    let (x, y) = unsafe { (load::<F, N>(a, m), load::<F, N>(b, m)) };
+    let mut r = [0.0f32; N];
     let mut ok = true;
-    for j in 0..B {
+    for j in 0..N {
         r[j] = T::fast::<F>(x[j], y[j]);
         ok &= T::easy(x[j], y[j]);
     }
     // SAFETY: the caller's contract.
     unsafe {
-        store(out, r, half);
+        store(out, r, m);
         if !ok {
-            fix2::<T>(a, b, out, if half { 4 } else { B });
+            fix2::<T>(a, b, out, m);
         }
     }
 }
 
-/// Unary driver: [`block1`] for every block of `B` lanes, then a half block of 4 (the
-/// code generator passes multiples of 4), then single lanes through the scalar
-/// function. Nothing goes through the stack: the routine needs no frame.
+/// Unary driver: [`block1`] for every block of `N` lanes, then one partial block of
+/// the remaining multiple of 4 (the code generator passes multiples of 4), then single
+/// lanes through the scalar function. Nothing goes through the stack: the routine
+/// needs no frame.
 ///
 /// # Safety
 /// `a` readable and `out` writable for `n` lanes.
 #[inline(always)]
-unsafe fn run1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, n: usize) {
-    // One block (a sub-group of 8 lanes, the common call): straight-line code, whose
+unsafe fn run1<T: Unary, const F: bool, const N: usize>(a: *const f32, out: *mut f32, n: usize) {
+    // One block (a sub-group of N lanes, the common call): straight-line code, whose
     // constants LLVM does not hoist out of a loop into stack slots.
-    if n == B {
-        // SAFETY: n == B lanes.
-        unsafe { block1::<T, F>(a, out, false) };
+    if n == N {
+        // SAFETY: n == N lanes.
+        unsafe { block1::<T, F, N>(a, out, N) };
         return;
     }
     let mut i = 0;
     // SAFETY: every block and lane is below n.
     unsafe {
-        while i + B <= n {
-            block1::<T, F>(a.add(i), out.add(i), false);
-            i += B;
+        while i + N <= n {
+            block1::<T, F, N>(a.add(i), out.add(i), N);
+            i += N;
         }
-        if i + 4 <= n {
-            block1::<T, F>(a.add(i), out.add(i), true);
-            i += 4;
+        let m = (n - i) & !3;
+        if m > 0 {
+            block1::<T, F, N>(a.add(i), out.add(i), m);
+            i += m;
         }
         while i < n {
             out.add(i).write(T::slow(a.add(i).read()));
@@ -256,22 +278,28 @@ unsafe fn run1<T: Unary, const F: bool>(a: *const f32, out: *mut f32, n: usize) 
 /// # Safety
 /// `a`, `b` readable and `out` writable for `n` lanes.
 #[inline(always)]
-unsafe fn run2<T: Binary, const F: bool>(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
-    if n == B {
-        // SAFETY: n == B lanes.
-        unsafe { block2::<T, F>(a, b, out, false) };
+unsafe fn run2<T: Binary, const F: bool, const N: usize>(
+    a: *const f32,
+    b: *const f32,
+    out: *mut f32,
+    n: usize,
+) {
+    if n == N {
+        // SAFETY: n == N lanes.
+        unsafe { block2::<T, F, N>(a, b, out, N) };
         return;
     }
     let mut i = 0;
     // SAFETY: every block and lane is below n.
     unsafe {
-        while i + B <= n {
-            block2::<T, F>(a.add(i), b.add(i), out.add(i), false);
-            i += B;
+        while i + N <= n {
+            block2::<T, F, N>(a.add(i), b.add(i), out.add(i), N);
+            i += N;
         }
-        if i + 4 <= n {
-            block2::<T, F>(a.add(i), b.add(i), out.add(i), true);
-            i += 4;
+        let m = (n - i) & !3;
+        if m > 0 {
+            block2::<T, F, N>(a.add(i), b.add(i), out.add(i), m);
+            i += m;
         }
         while i < n {
             out.add(i).write(T::slow(a.add(i).read(), b.add(i).read()));
@@ -337,16 +365,20 @@ impl Variants {
 }
 
 /// Defines the three compilations of a routine as a module with [`Variants`] `V`;
-/// `$run` is [`run1`] or [`run2`] (the unary ones ignore `b`).
+/// `$run` is [`run1`] or [`run2`] (the unary ones ignore `b`); `$n` is the block of the
+/// compilations with FMA ([`B`], or [`B32`] for the routines with `f32` kernels).
 macro_rules! routine {
     ($m:ident, $t:ty, $run:ident) => {
+        routine!($m, $t, $run, B);
+    };
+    ($m:ident, $t:ty, $run:ident, $n:expr) => {
         mod $m {
             use super::*;
             /// # Safety
             /// The module doc's ABI.
             unsafe extern "C" fn base(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
                 // SAFETY: forwarded from the ABI contract.
-                unsafe { $run!($t, false, a, b, out, n) }
+                unsafe { $run!($t, false, B, a, b, out, n) }
             }
             /// # Safety
             /// The module doc's ABI, on a host with AVX2 and FMA.
@@ -354,7 +386,7 @@ macro_rules! routine {
             #[target_feature(enable = "avx2,fma")]
             unsafe extern "C" fn avx2(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
                 // SAFETY: forwarded from the ABI contract.
-                unsafe { $run!($t, true, a, b, out, n) }
+                unsafe { $run!($t, true, $n, a, b, out, n) }
             }
             /// # Safety
             /// The module doc's ABI, on a host with AVX-512F, AVX2 and FMA.
@@ -362,7 +394,7 @@ macro_rules! routine {
             #[target_feature(enable = "avx512f,avx2,fma")]
             unsafe extern "C" fn avx512(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
                 // SAFETY: forwarded from the ABI contract.
-                unsafe { $run!($t, true, a, b, out, n) }
+                unsafe { $run!($t, true, $n, a, b, out, n) }
             }
             pub(super) const V: Variants = Variants {
                 base,
@@ -376,21 +408,21 @@ macro_rules! routine {
 }
 
 macro_rules! un {
-    ($t:ty, $f:expr, $a:expr, $b:expr, $out:expr, $n:expr) => {{
+    ($t:ty, $f:expr, $w:expr, $a:expr, $b:expr, $out:expr, $n:expr) => {{
         let _ = $b;
-        run1::<$t, $f>($a, $out, $n)
+        run1::<$t, $f, { $w }>($a, $out, $n)
     }};
 }
 macro_rules! bin {
-    ($t:ty, $f:expr, $a:expr, $b:expr, $out:expr, $n:expr) => {
-        run2::<$t, $f>($a, $b, $out, $n)
+    ($t:ty, $f:expr, $w:expr, $a:expr, $b:expr, $out:expr, $n:expr) => {
+        run2::<$t, $f, { $w }>($a, $b, $out, $n)
     };
 }
 
-routine!(vsin, trig::Sin, un);
-routine!(vcos, trig::Cos, un);
+routine!(vsin, trig::Sin, un, B32);
+routine!(vcos, trig::Cos, un, B32);
 routine!(vtan, trig::Tan, un);
-routine!(vexp, explog::Exp, un);
+routine!(vexp, explog::Exp, un, B32);
 routine!(vexp2, explog::Exp2, un);
 routine!(vexp10, explog::Exp10, un);
 routine!(vlog, explog::Log, un);

@@ -168,14 +168,19 @@ fn check1(
     }
 }
 
+/// `$w`: the block of the routine's compilations with FMA (`B32` for the routines with
+/// `f32` kernels, else `B`).
 macro_rules! unary_test {
     ($test:ident, $entry:ident, $t:ty, $reference:expr, $range:expr, $limit:expr) => {
+        unary_test!($test, $entry, $t, $reference, $range, $limit, B);
+    };
+    ($test:ident, $entry:ident, $t:ty, $reference:expr, $range:expr, $limit:expr, $w:expr) => {
         #[test]
         fn $test() {
             check1(
                 stringify!($entry),
                 entry(stringify!($entry)),
-                [run1::<$t, true>, run1::<$t, false>],
+                [run1::<$t, true, { $w }>, run1::<$t, false, B>],
                 <$t>::slow,
                 $reference,
                 $range,
@@ -186,14 +191,16 @@ macro_rules! unary_test {
 }
 
 // The limits asserted are 1 ulp (the OpenCL ones are 3 to 16): the f64 evaluation
-// should give about 0.5.
+// should give about 0.5. The f32 kernels of `sin`, `cos` (2 ulp over every operand, 4
+// allowed) and `exp` (1 ulp, 3 allowed) have their own.
 unary_test!(
     vmath_sin,
     vsin_f32,
     trig::Sin,
     f64::sin,
     (-100.0, 100.0),
-    1.0
+    2.5,
+    B32
 );
 unary_test!(
     vmath_cos,
@@ -201,7 +208,8 @@ unary_test!(
     trig::Cos,
     f64::cos,
     (-100.0, 100.0),
-    1.0
+    2.5,
+    B32
 );
 unary_test!(
     vmath_tan,
@@ -217,7 +225,8 @@ unary_test!(
     explog::Exp,
     f64::exp,
     (-104.0, 89.0),
-    1.0
+    1.5,
+    B32
 );
 unary_test!(
     vmath_exp2,
@@ -315,7 +324,7 @@ fn vmath_pow() {
     check2(
         "pow",
         entry("vpow_f32"),
-        [run2::<explog::Pow, true>, run2::<explog::Pow, false>],
+        [run2::<explog::Pow, true, B>, run2::<explog::Pow, false, B>],
         explog::Pow::slow,
         1.0,
     );
@@ -326,10 +335,117 @@ fn vmath_powr() {
     check2(
         "powr",
         entry("vpowr_f32"),
-        [run2::<explog::Powr, true>, run2::<explog::Powr, false>],
+        [
+            run2::<explog::Powr, true, B>,
+            run2::<explog::Powr, false, B>,
+        ],
         explog::Powr::slow,
         1.0,
     );
+}
+
+/// `x` and its `k` neighbours on each side (bit patterns of the same sign).
+fn around(x: f32, k: u32) -> impl Iterator<Item = f32> {
+    let b = x.to_bits();
+    (b.saturating_sub(k)..=b.saturating_add(k)).map(f32::from_bits)
+}
+
+/// Edge operands of the `f32` kernels (`core32`) against the `f64` references, through
+/// the dispatched routine and both compilations of the lane code: subnormals, zeros,
+/// infinities and NaN, `exp` at its overflow threshold, where results turn subnormal,
+/// reach the last subnormal and round to 0, and past its clamps; `sin`/`cos` next to
+/// multiples of pi/2 (up to 2^20: the reduction's hard cases), at the fast path's
+/// limit and beyond it (the scalar path).
+#[test]
+fn vmath_f32_kernel_edges() {
+    let mut common: Vec<f32> = vec![0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+    for x in [
+        f32::from_bits(1),
+        f32::from_bits(0x007f_ffff),
+        f32::MIN_POSITIVE,
+    ] {
+        common.extend(around(x, 2));
+        common.extend(around(-x, 2));
+    }
+    common.extend([f32::MAX, f32::MIN, 1.0e30, -1.0e30]);
+    let mut exp_x = common.clone();
+    // ln(f32::MAX + ulp/2), ln 2^-126, ln 2^-149, ln 2^-150: overflow, the subnormal
+    // range's start, its last value, rounding to zero; the clamps at 89 and -104.
+    for t in [
+        88.722_84f32,
+        -87.336_55,
+        -103.278_93,
+        -103.972_08,
+        89.0,
+        -104.0,
+    ] {
+        exp_x.extend(around(t, 300));
+        exp_x.extend(around(t, 300).map(|x| -x));
+    }
+    let mut trig_x = common;
+    for k in [
+        1u32, 2, 3, 4, 5, 7, 10, 100, 1000, 12_345, 65_536, 300_000, 667_544,
+    ] {
+        let m = (f64::from(k) * std::f64::consts::FRAC_PI_2) as f32;
+        trig_x.extend(around(m, 4));
+        trig_x.extend(around(-m, 4));
+    }
+    for t in [
+        TRIG_MAX_F,
+        1.006_253e6,
+        std::f32::consts::FRAC_PI_4,
+        2.356_194_5,
+    ] {
+        trig_x.extend(around(t, 8));
+        trig_x.extend(around(-t, 8));
+    }
+    type Case = (&'static str, VFn, [Run1; 2], fn(f64) -> f64, f64);
+    let cases: [Case; 3] = [
+        (
+            "exp",
+            entry("vexp_f32"),
+            [
+                run1::<explog::Exp, true, B32>,
+                run1::<explog::Exp, false, B>,
+            ],
+            f64::exp,
+            1.5,
+        ),
+        (
+            "sin",
+            entry("vsin_f32"),
+            [run1::<trig::Sin, true, B32>, run1::<trig::Sin, false, B>],
+            f64::sin,
+            2.5,
+        ),
+        (
+            "cos",
+            entry("vcos_f32"),
+            [run1::<trig::Cos, true, B32>, run1::<trig::Cos, false, B>],
+            f64::cos,
+            2.5,
+        ),
+    ];
+    for (name, f, runs, reference, limit) in cases {
+        let mut xs = if name == "exp" {
+            exp_x.clone()
+        } else {
+            trig_x.clone()
+        };
+        while !xs.len().is_multiple_of(4) {
+            xs.push(1.0);
+        }
+        let mut results = vec![eval1(f, &xs)];
+        for r in runs {
+            results.push(eval_run1(r, &xs));
+        }
+        for got in &results {
+            for (x, g) in xs.iter().zip(got) {
+                let e = ulps(*g, reference(f64::from(*x)));
+                assert!(e <= limit, "{name}({x:e}) = {g:e}: {e} ulp");
+            }
+        }
+    }
 }
 
 #[test]

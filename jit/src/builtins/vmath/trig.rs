@@ -1,12 +1,17 @@
 //! `sin`, `cos`, `tan` of `f32` lanes: Cody-Waite reduction by pi/2 and short
-//! polynomials in `f64` for `|x| <= TRIG_MAX`; larger arguments (Payne-Hanek territory),
-//! infinities and NaN go to the scalar functions.
+//! polynomials for `|x| <= TRIG_MAX` (`sin` and `cos` in `f32` when compiled with FMA,
+//! [`super::core32`], else and for `tan` in `f64`); larger arguments (Payne-Hanek
+//! territory), infinities and NaN go to the scalar functions.
 
 use super::core::{reduce_pio2, sin_cos_poly, TRIG_MAX};
+use super::core32::{reduce_pio2_32, sin_cos_32, TRIG32_MAX};
 use super::Unary;
 use crate::builtins::float::f32fns;
 
 const SIGN: u32 = 0x8000_0000;
+
+/// Both kernels reduce the same arguments.
+const _: () = assert!(TRIG32_MAX == TRIG_MAX);
 
 #[inline(always)]
 fn easy(x: f32) -> bool {
@@ -21,6 +26,19 @@ fn parts<const F: bool>(x: f32) -> (f64, f64, u64) {
     (s, c, q)
 }
 
+/// [`parts`] for `sin` and `cos`: in `f32` with FMA (`F`), rounded to `f32` either way.
+#[inline(always)]
+fn parts32<const F: bool>(x: f32) -> (f32, f32, u32) {
+    if F {
+        let (r, q) = reduce_pio2_32(x.abs());
+        let (s, c) = sin_cos_32(r);
+        (s, c, q)
+    } else {
+        let (s, c, q) = parts::<F>(x);
+        (s as f32, c as f32, q as u32)
+    }
+}
+
 /// `sin x` (odd: computed on `|x|`, so `sin(-0) = -0`).
 pub(super) struct Sin;
 impl Unary for Sin {
@@ -30,10 +48,10 @@ impl Unary for Sin {
     }
     #[inline(always)]
     fn fast<const F: bool>(x: f32) -> f32 {
-        let (s, c, q) = parts::<F>(x);
+        let (s, c, q) = parts32::<F>(x);
         let v = if q & 1 == 0 { s } else { c };
         let neg = if q & 2 == 0 { 0 } else { SIGN };
-        f32::from_bits((v as f32).to_bits() ^ neg ^ (x.to_bits() & SIGN))
+        f32::from_bits(v.to_bits() ^ neg ^ (x.to_bits() & SIGN))
     }
     fn slow(x: f32) -> f32 {
         f32fns::sin(x)
@@ -49,10 +67,10 @@ impl Unary for Cos {
     }
     #[inline(always)]
     fn fast<const F: bool>(x: f32) -> f32 {
-        let (s, c, q) = parts::<F>(x);
+        let (s, c, q) = parts32::<F>(x);
         let v = if q & 1 == 0 { c } else { s };
         let neg = if (q + 1) & 2 == 0 { 0 } else { SIGN };
-        f32::from_bits((v as f32).to_bits() ^ neg)
+        f32::from_bits(v.to_bits() ^ neg)
     }
     fn slow(x: f32) -> f32 {
         f32fns::cos(x)
