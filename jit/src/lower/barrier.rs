@@ -440,7 +440,7 @@ impl Tr<'_, '_> {
     /// row): constant divisions of `sg * W`.
     fn rows_of_sub_group(&mut self, sg: Value) -> [Value; 3] {
         let [lx, ly, _] = self.reqd_local.unwrap_or([1, 1, 1]).map(i64::from);
-        let (x, t) = if lx == i64::from(self.w) {
+        let (x, t) = if self.sub_group_per_row() {
             // A sub-group per row: x is 0 as a constant, so that tests of the local
             // id against constants (a tile's edge work-items) are decided per lane
             // when the kernel is compiled.

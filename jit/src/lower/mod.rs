@@ -812,7 +812,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         self.b.switch_to_block(head);
         let sg = self.b.use_var(sg_var);
         let mut rows = rowv.map(|v| self.b.use_var(v));
-        if self.reqd_local.is_some_and(|[x, _, _]| x == self.w) {
+        if self.sub_group_per_row() {
             // A sub-group per row: x is 0 as a constant (see `rows_of_sub_group`).
             rows[0] = self.b.ins().iconst(types::I64, 0);
         }
@@ -994,6 +994,12 @@ impl<'a, 'b> Tr<'a, 'b> {
             linear,
             n_sg,
         }
+    }
+
+    /// Whether the required work-group size makes each row exactly one sub-group, so
+    /// that lane 0 of every sub-group has local id x = 0 (see `rows_of_sub_group`).
+    fn sub_group_per_row(&self) -> bool {
+        self.reqd_local.is_some_and(|[x, _, _]| x == self.w)
     }
 
     /// Variables holding the local id of lane 0 of the current sub-group in the

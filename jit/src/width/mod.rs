@@ -35,7 +35,7 @@ pub(crate) fn sub_group_width(
         .unwrap_or(if let Some(w) = one_sub_group_width(ep, flat, cfg, feats) {
             w
         } else if (sync::is_sync_kernel(m, ep, flat, cfg, uni)
-            && crate::tiers::estimate(feats, TILE_ROW_WIDTH) <= ONE_SUB_GROUP_MAX_EST)
+            && wide_body_fits(feats, TILE_ROW_WIDTH))
             || is_tile_row_kernel(ep, cfg, uni)
             || is_plain_streaming_kernel(m, ep, flat, uni)
             || (plain_instructions(m, ep, flat, uni)
@@ -83,8 +83,7 @@ fn one_sub_group_width(
     } else {
         ([x, y, z] == [16, 1, 1] && !cfg.loops.is_empty()).then_some(16)
     }?;
-    (w < DEFAULT_SUB_GROUP_WIDTH || crate::tiers::estimate(feats, w) <= ONE_SUB_GROUP_MAX_EST)
-        .then_some(w)
+    (w < DEFAULT_SUB_GROUP_WIDTH || wide_body_fits(feats, w)).then_some(w)
 }
 
 /// Estimated instructions of a layout body (`tiers::estimate`) above which a kernel
@@ -96,6 +95,13 @@ fn one_sub_group_width(
 /// 8, 73 000 at 16, where its lane-contiguous body came out four times the machine
 /// code with three times the stack accesses; the int scan_lev1: 42 000 at 16.
 const ONE_SUB_GROUP_MAX_EST: usize = crate::codegen::BACKTRACKING_MAX_INSTS * 3 / 2;
+
+/// Whether the body at width `w` is estimated within [`ONE_SUB_GROUP_MAX_EST`], the
+/// limit both widening rules (one sub-group per work-group, synchronising kernels)
+/// share.
+fn wide_body_fits(feats: &crate::tiers::Features, w: u32) -> bool {
+    crate::tiers::estimate(feats, w) <= ONE_SUB_GROUP_MAX_EST
+}
 
 /// Sub-group width of tile kernels: one sub-group per 16-item row of the tile.
 const TILE_ROW_WIDTH: u32 = 16;
