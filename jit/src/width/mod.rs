@@ -8,6 +8,7 @@
 //! was measured on.
 
 mod compute_loop;
+mod stride_loop;
 mod sync;
 
 use crate::{analysis, spirv};
@@ -17,8 +18,10 @@ use crate::{CompileError, CompileOptions, DEFAULT_SUB_GROUP_WIDTH, SUPPORTED_SUB
 /// else one sub-group per work-group ([`one_sub_group_width`]), else
 /// [`TILE_ROW_WIDTH`] for a synchronising kernel ([`sync::is_sync_kernel`], unless
 /// estimated too big), a tile kernel ([`is_tile_row_kernel`]), a plain streaming
-/// kernel ([`is_plain_streaming_kernel`]) or a compute-loop kernel
-/// ([`compute_loop::is_compute_loop_kernel`]), else [`DEFAULT_SUB_GROUP_WIDTH`].
+/// kernel ([`is_plain_streaming_kernel`]), a compute-loop kernel
+/// ([`compute_loop::is_compute_loop_kernel`]) or a stride-loop kernel
+/// ([`stride_loop::is_stride_loop_kernel`], unless estimated too big), else
+/// [`DEFAULT_SUB_GROUP_WIDTH`].
 pub(crate) fn sub_group_width(
     m: &spirv::Module,
     ep: &spirv::EntryPoint,
@@ -40,6 +43,9 @@ pub(crate) fn sub_group_width(
             || is_plain_streaming_kernel(m, ep, flat, uni)
             || (plain_instructions(m, ep, flat, uni)
                 && compute_loop::is_compute_loop_kernel(m, flat, cfg, uni))
+            || (plain_instructions(m, ep, flat, uni)
+                && stride_loop::is_stride_loop_kernel(flat, cfg, uni)
+                && wide_body_fits(feats, TILE_ROW_WIDTH))
         {
             TILE_ROW_WIDTH
         } else {
