@@ -154,7 +154,8 @@ fn compile_module(
             CompileError::malformed(format!("kernel {} has no function", ep.name))
         })?;
         let mut times = PhaseTimes::new(&ep.name);
-        let flat = analysis::flatten::flatten(&m, f)?;
+        let mut flat = analysis::flatten::flatten(&m, f)?;
+        analysis::ifconvert::if_convert(&mut flat);
         times.lap("flatten");
         let cfg = analysis::cfg::Cfg::new(&flat.blocks).map_err(|mut e| {
             e.message = format!("{} in kernel {}", e.message, ep.name);

@@ -11,6 +11,7 @@ pub mod cfg;
 pub mod exact;
 pub mod flatten;
 pub mod guard;
+pub mod ifconvert;
 pub mod liveness;
 pub mod placement;
 pub mod provenance;

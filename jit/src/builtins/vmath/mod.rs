@@ -32,6 +32,7 @@ mod core;
 mod core32;
 mod explog;
 mod hyper;
+mod hypot;
 #[cfg(test)]
 mod tests;
 mod trig;
@@ -432,6 +433,7 @@ routine!(vtanh, hyper::Tanh, un);
 routine!(verf, hyper::Erf, un);
 routine!(vpow, explog::Pow, bin);
 routine!(vpowr, explog::Powr, bin);
+routine!(vhypot, hypot::Hypot, bin);
 
 /// A vector routine (see the module doc for its ABI).
 pub type VFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
@@ -502,6 +504,7 @@ const TABLE: &[(&str, Variants, usize, &[ClOp])] = &[
         2,
         &[ClOp::powr, ClOp::half_powr, ClOp::native_powr],
     ),
+    ("cranecl_vhypot_f32", vhypot::V, 2, &[ClOp::hypot]),
 ];
 
 /// The vector routine for an `f32` OpenCL.std opcode: (symbol, operand count).

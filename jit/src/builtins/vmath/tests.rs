@@ -271,7 +271,14 @@ unary_test!(
 );
 unary_test!(vmath_erf, verf_f32, hyper::Erf, libm::erf, (-4.0, 4.0), 1.0);
 
-fn check2(name: &str, entry: VFn, runs: [Run2; 2], slow: fn(f32, f32) -> f32, limit: f64) {
+fn check2(
+    name: &str,
+    entry: VFn,
+    runs: [Run2; 2],
+    slow: fn(f32, f32) -> f32,
+    reference: fn(f64, f64) -> f64,
+    limit: f64,
+) {
     let mut r = Rng(0x90 ^ name.len() as u64);
     let mut xs = Vec::new();
     let mut ys = Vec::new();
@@ -312,7 +319,7 @@ fn check2(name: &str, entry: VFn, runs: [Run2; 2], slow: fn(f32, f32) -> f32, li
                     "{name}({x:e}, {y:e}) = {g:e}, the scalar library gives {s:e}"
                 );
             } else {
-                let e = ulps(g, f64::from(x).powf(f64::from(y)));
+                let e = ulps(g, reference(f64::from(x), f64::from(y)));
                 assert!(e <= limit, "{name}({x:e}, {y:e}) = {g:e}: {e} ulp");
             }
         }
@@ -326,6 +333,7 @@ fn vmath_pow() {
         entry("vpow_f32"),
         [run2::<explog::Pow, true, B>, run2::<explog::Pow, false, B>],
         explog::Pow::slow,
+        f64::powf,
         1.0,
     );
 }
@@ -340,7 +348,23 @@ fn vmath_powr() {
             run2::<explog::Powr, false, B>,
         ],
         explog::Powr::slow,
+        f64::powf,
         1.0,
+    );
+}
+
+#[test]
+fn vmath_hypot() {
+    check2(
+        "hypot",
+        entry("vhypot_f32"),
+        [
+            run2::<hypot::Hypot, true, B>,
+            run2::<hypot::Hypot, false, B>,
+        ],
+        hypot::Hypot::slow,
+        f64::hypot,
+        0.51,
     );
 }
 
@@ -456,6 +480,7 @@ fn vmath_table_is_consistent() {
     }
     assert_eq!(lookup(ClOp::sin as u32), Some(("cranecl_vsin_f32", 1)));
     assert_eq!(lookup(ClOp::pow as u32), Some(("cranecl_vpow_f32", 2)));
+    assert_eq!(lookup(ClOp::hypot as u32), Some(("cranecl_vhypot_f32", 2)));
     assert_eq!(lookup(ClOp::sinh as u32), None);
 }
 
