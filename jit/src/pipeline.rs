@@ -155,14 +155,20 @@ fn compile_module(
         })?;
         let mut times = PhaseTimes::new(&ep.name);
         let mut flat = analysis::flatten::flatten(&m, f)?;
-        analysis::ifconvert::if_convert(&mut flat);
         times.lap("flatten");
-        let cfg = analysis::cfg::Cfg::new(&flat.blocks).map_err(|mut e| {
-            e.message = format!("{} in kernel {}", e.message, ep.name);
-            e
-        })?;
+        let cfg_of = |flat: &analysis::flatten::FlatFunction| {
+            analysis::cfg::Cfg::new(&flat.blocks).map_err(|mut e| {
+                e.message = format!("{} in kernel {}", e.message, ep.name);
+                e
+            })
+        };
+        let mut cfg = cfg_of(&flat)?;
         times.lap("cfg");
-        let uni = analysis::uniformity::analyze(&m, &flat, &cfg);
+        let mut uni = analysis::uniformity::analyze(&m, &flat, &cfg);
+        if analysis::ifconvert::if_convert(&mut flat, |c| uni.is_varying(c)) > 0 {
+            cfg = cfg_of(&flat)?;
+            uni = analysis::uniformity::analyze(&m, &flat, &cfg);
+        }
         times.lap("uniformity");
         let feats = crate::tiers::features(&m, &flat, &uni);
         let plan = crate::tiers::plan(

@@ -13,7 +13,8 @@
 //! must not touch memory), as do calls, atomics, barriers, integer division and the
 //! OpenCL.std functions that write through a pointer or are costly.
 //!
-//! Runs on the inlined function, before the CFG and uniformity analyses.
+//! Runs on the inlined function after a first uniformity analysis (branches on uniform
+//! conditions stay jumps); the CFG and uniformity are then analysed again.
 
 use std::collections::{HashMap, HashSet};
 
@@ -29,8 +30,10 @@ const MAX_REGION_INSTS: usize = 24;
 /// Blocks a region may hold besides its branch and its join.
 const MAX_REGION_BLOCKS: usize = 6;
 
-/// Converts every small region (see the module comment); returns how many.
-pub fn if_convert(f: &mut FlatFunction) -> usize {
+/// Converts every small region whose branch condition `divergent` holds (see the
+/// module comment); returns how many. A uniform branch is a real jump, cheaper than
+/// running both sides.
+pub fn if_convert(f: &mut FlatFunction, divergent: impl Fn(Id) -> bool) -> usize {
     let mut ix: HashMap<Id, usize> = HashMap::new();
     for (i, b) in f.blocks.iter().enumerate() {
         ix.insert(b.label, i);
@@ -56,7 +59,9 @@ pub fn if_convert(f: &mut FlatFunction) -> usize {
             continue;
         }
         // A converted region can expose the next one at the same branch block.
-        while let Some(region) = find_region(f, &ix, &preds, &removed, h) {
+        while let Some(region) =
+            find_region(f, &ix, &preds, &removed, h).filter(|r| divergent(r.cond))
+        {
             let Some(&bool_ty) = types.get(&region.cond) else {
                 break;
             };
@@ -413,7 +418,7 @@ mod tests {
     #[test]
     fn diamond_becomes_a_select() {
         let mut f = diamond(Op::Binary(BinOp::FMul, 3, 4));
-        assert_eq!(if_convert(&mut f), 1);
+        assert_eq!(if_convert(&mut f, |_| true), 1);
         let labels: Vec<Id> = f.blocks.iter().map(|b| b.label).collect();
         assert_eq!(labels, [100, 103]);
         assert!(matches!(f.blocks[0].term, Terminator::Branch(103)));
@@ -432,9 +437,15 @@ mod tests {
     #[test]
     fn loads_keep_their_branch() {
         let mut f = diamond(Op::Load { ptr: 5, align: 4 });
-        assert_eq!(if_convert(&mut f), 0);
+        assert_eq!(if_convert(&mut f, |_| true), 0);
         assert_eq!(f.blocks.len(), 4);
         let mut f = diamond(Op::Binary(BinOp::SDiv, 3, 4));
-        assert_eq!(if_convert(&mut f), 0, "integer division keeps its branch");
+        assert_eq!(
+            if_convert(&mut f, |_| true),
+            0,
+            "integer division keeps its branch"
+        );
+        let mut f = diamond(Op::Binary(BinOp::FMul, 3, 4));
+        assert_eq!(if_convert(&mut f, |c| c != 10), 0, "a uniform branch stays");
     }
 }
