@@ -215,30 +215,19 @@ impl Tr<'_, '_> {
         (v.elems[k], v.leaves[k].clone())
     }
 
-    /// OpenCL `fmin`/`fmax`: a NaN operand yields the other operand.
+    /// OpenCL `fmin`/`fmax`: `fmax(x, y)` is `x < y ? y : x` (`fmin`: `y < x ? y : x`),
+    /// and a NaN operand yields the other one: a NaN `y` fails the comparison, a NaN `x`
+    /// is selected away. Two compares and two blends per vector, where Cranelift's
+    /// IEEE `fmax` alone takes more (pyopencl's float `max` reduction); on equal
+    /// operands (signed zeros) `x` is the result, as in the CTS reference.
     fn cl_fminmax(&mut self, e: Elem, a: &Lv, b: &Lv, max: bool) -> Lv {
-        let r = self.vec_op2(
-            e,
-            a,
-            b,
-            move |t, x, y| {
-                if max {
-                    t.b.ins().fmax(x, y)
-                } else {
-                    t.b.ins().fmin(x, y)
-                }
-            },
-            move |t, x, y| {
-                if max {
-                    t.b.ins().fmax(x, y)
-                } else {
-                    t.b.ins().fmin(x, y)
-                }
-            },
-        );
+        let take_b = if max {
+            self.fcmp_lv(FloatCC::LessThan, e, a, b)
+        } else {
+            self.fcmp_lv(FloatCC::LessThan, e, b, a)
+        };
+        let r = self.select_lv(&take_b, e, b, a);
         let anan = self.fcmp_lv(FloatCC::Unordered, e, a, a);
-        let bnan = self.fcmp_lv(FloatCC::Unordered, e, b, b);
-        let r = self.select_lv(&bnan, e, a, &r);
         self.select_lv(&anan, e, b, &r)
     }
 
