@@ -59,9 +59,7 @@ pub fn if_convert(f: &mut FlatFunction, divergent: impl Fn(Id) -> bool) -> usize
             continue;
         }
         // A converted region can expose the next one at the same branch block.
-        while let Some(region) =
-            find_region(f, &ix, &preds, &removed, h).filter(|r| divergent(r.cond))
-        {
+        while let Some(region) = find_region(f, &ix, &preds, &removed, h, &divergent) {
             let Some(&bool_ty) = types.get(&region.cond) else {
                 break;
             };
@@ -94,12 +92,13 @@ fn find_region(
     preds: &HashMap<Id, Vec<Id>>,
     removed: &HashSet<Id>,
     h: usize,
+    divergent: impl Fn(Id) -> bool,
 ) -> Option<Region> {
     let head = &f.blocks[h];
     let Terminator::BranchCond { cond, t, f: e } = head.term else {
         return None;
     };
-    if t == e {
+    if t == e || !divergent(cond) {
         return None;
     }
     let block = |l: Id| -> Option<&Block> {
@@ -108,7 +107,8 @@ fn find_region(
     };
     let mut inside: Vec<Id> = Vec::new();
     let mut insts = 0;
-    for _ in 0..=MAX_REGION_BLOCKS {
+    loop {
+        let from_region = |p: &Id| *p == head.label || inside.contains(p);
         // The blocks the region's edges leave to.
         let mut frontier: Vec<Id> = Vec::new();
         for l in std::iter::once(head.label).chain(inside.iter().copied()) {
@@ -120,7 +120,6 @@ fn find_region(
         }
         if let [join] = frontier[..] {
             let joined = preds.get(&join)?;
-            let from_region = |p: &Id| *p == head.label || inside.contains(p);
             if join == head.label || inside.is_empty() || !joined.iter().all(from_region) {
                 return None;
             }
@@ -136,9 +135,7 @@ fn find_region(
         // A frontier block entered only from the region, that may be speculated.
         let next = frontier.iter().copied().find(|&s| {
             s != head.label
-                && preds
-                    .get(&s)
-                    .is_some_and(|ps| ps.iter().all(|p| *p == head.label || inside.contains(p)))
+                && preds.get(&s).is_some_and(|ps| ps.iter().all(from_region))
                 && block(s).is_some_and(|b| {
                     matches!(
                         b.term,
@@ -152,7 +149,6 @@ fn find_region(
         }
         inside.push(next);
     }
-    None
 }
 
 /// Whether `op` may run for lanes that would not have reached it: no memory access,

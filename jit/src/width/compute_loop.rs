@@ -33,9 +33,10 @@ pub(crate) fn is_compute_loop_kernel(
     if !uni.any_divergence() {
         return false;
     }
-    let Some(loops) = divergent_loops(cfg, uni) else {
+    let (loops, outside) = divergent_loops(cfg, uni);
+    if outside {
         return false;
-    };
+    }
     let builtin_ptr = |id: spirv::Id| m.globals.get(&id).is_some_and(|g| g.builtin.is_some());
     loops.iter().all(|&l| {
         let memory_free = (0..flat.blocks.len())
@@ -77,18 +78,20 @@ pub(super) fn carries_few(
     phis_fit && carried <= MAX_CARRIED
 }
 
-/// The loops holding the kernel's divergent branches, or `None` when one lies
-/// outside every loop.
-fn divergent_loops(cfg: &Cfg, uni: &Uniformity) -> Option<Vec<usize>> {
+/// The loops holding the kernel's divergent branches (each innermost one once), and
+/// whether a divergent branch lies outside every loop.
+pub(super) fn divergent_loops(cfg: &Cfg, uni: &Uniformity) -> (Vec<usize>, bool) {
     let mut loops: Vec<usize> = Vec::new();
+    let mut outside = false;
     for (b, d) in uni.divergent_branch.iter().enumerate() {
         if !*d {
             continue;
         }
-        let l = cfg.loop_of.get(b).copied().flatten()?;
-        if !loops.contains(&l) {
-            loops.push(l);
+        match cfg.loop_of.get(b).copied().flatten() {
+            Some(l) if !loops.contains(&l) => loops.push(l),
+            Some(_) => {}
+            None => outside = true,
         }
     }
-    Some(loops)
+    (loops, outside)
 }

@@ -42,10 +42,9 @@ pub(crate) fn sub_group_width(
             || is_tile_row_kernel(ep, cfg, uni)
             || is_plain_streaming_kernel(m, ep, flat, uni)
             || (plain_instructions(m, ep, flat, uni)
-                && compute_loop::is_compute_loop_kernel(m, flat, cfg, uni))
-            || (plain_instructions(m, ep, flat, uni)
-                && stride_loop::is_stride_loop_kernel(flat, cfg, uni)
-                && wide_body_fits(feats, TILE_ROW_WIDTH))
+                && (compute_loop::is_compute_loop_kernel(m, flat, cfg, uni)
+                    || (stride_loop::is_stride_loop_kernel(flat, cfg, uni)
+                        && wide_body_fits(feats, TILE_ROW_WIDTH))))
         {
             TILE_ROW_WIDTH
         } else {
@@ -103,8 +102,8 @@ fn one_sub_group_width(
 const ONE_SUB_GROUP_MAX_EST: usize = crate::codegen::BACKTRACKING_MAX_INSTS * 3 / 2;
 
 /// Whether the body at width `w` is estimated within [`ONE_SUB_GROUP_MAX_EST`], the
-/// limit both widening rules (one sub-group per work-group, synchronising kernels)
-/// share.
+/// limit the widening rules for one sub-group per work-group, synchronising kernels
+/// and stride-loop kernels share.
 fn wide_body_fits(feats: &crate::tiers::Features, w: u32) -> bool {
     crate::tiers::estimate(feats, w) <= ONE_SUB_GROUP_MAX_EST
 }

@@ -25,18 +25,11 @@ use crate::spirv::{BinOp, Id, Op};
 /// outside every loop, and at least one in a loop (the caller checks the rest of
 /// the kernel: `width::plain_instructions`).
 pub(crate) fn is_stride_loop_kernel(flat: &FlatFunction, cfg: &Cfg, uni: &Uniformity) -> bool {
-    if !uni.any_divergence() {
-        return false;
-    }
     // Divergent branches outside loops (the guard `if (start + lid < n)` of a
     // rotated loop) cost masked straight-line code once per sub-group.
-    let mut loops: Vec<usize> = Vec::new();
-    for (b, d) in uni.divergent_branch.iter().enumerate() {
-        if let (true, Some(l)) = (*d, cfg.loop_of[b]) {
-            if !loops.contains(&l) {
-                loops.push(l);
-            }
-        }
+    let (loops, _) = super::compute_loop::divergent_loops(cfg, uni);
+    if loops.is_empty() {
+        return false;
     }
     let defs: HashMap<Id, &Op> = flat
         .blocks
@@ -44,23 +37,22 @@ pub(crate) fn is_stride_loop_kernel(flat: &FlatFunction, cfg: &Cfg, uni: &Unifor
         .flat_map(|b| &b.insts)
         .filter_map(|i| Some((i.result?, &i.op)))
         .collect();
-    !loops.is_empty()
-        && loops.iter().all(|&l| {
-            let header = &flat.blocks[cfg.loops[l].header];
-            header.insts.iter().all(|i| match (&i.op, i.result) {
-                (Op::Phi(incoming), Some(r)) if uni.is_varying(r) => {
-                    incoming.iter().all(|(value, from)| {
-                        let Some(&b) = cfg.index.get(from) else {
-                            return false;
-                        };
-                        // The value from before the loop may be anything; the one from
-                        // the back edge must step the phi by a uniform amount.
-                        !cfg.in_loop(l, b) || steps(&defs, uni, r, *value)
-                    })
-                }
-                _ => true,
-            })
+    loops.iter().all(|&l| {
+        let header = &flat.blocks[cfg.loops[l].header];
+        header.insts.iter().all(|i| match (&i.op, i.result) {
+            (Op::Phi(incoming), Some(r)) if uni.is_varying(r) => {
+                incoming.iter().all(|(value, from)| {
+                    let Some(&b) = cfg.index.get(from) else {
+                        return false;
+                    };
+                    // The value from before the loop may be anything; the one from
+                    // the back edge must step the phi by a uniform amount.
+                    !cfg.in_loop(l, b) || steps(&defs, uni, r, *value)
+                })
+            }
+            _ => true,
         })
+    })
 }
 
 /// Whether `value` is `phi + u` (or `u + phi`) with `u` uniform.
