@@ -212,6 +212,25 @@ const MEM_RULES: &[Rule] = &[
             .map(|k| pv(k0 + 1024 * k))
             .fold(0u32, |a, v| a.wrapping_add(v)) as u64
     }),
+    // pyopencl's reduction loop: a 64-bit index from the zero-extended 32-bit local id
+    // (`lid & 0xffffffff`), stepped in a loop whose lanes leave at different trips.
+    (
+        "(ulong)strided_sum(p, (ulong)(ub & 0x3ffu), l, 1500ul + (ulong)(ub & 0x3ffu))",
+        |t| {
+            let start = u64::from(t.ub() & 0x3ff);
+            let stop = 1500 + start;
+            let mut i = start + u64::from(t.l);
+            let mut acc = 0u32;
+            for _ in 0..4 {
+                if i >= stop {
+                    break;
+                }
+                acc = acc.wrapping_add(pv(i as usize));
+                i += 64;
+            }
+            u64::from(acc)
+        },
+    ),
     (
         "(ulong)hsum(((global const uint4 *)p)[(uchar)(ub + x)])",
         |t| {
@@ -242,6 +261,17 @@ uint loop_sum(global const uint *p, uint k) {
   return acc;
 }
 uint hsum(uint4 v) { return v.x + v.y + v.z + v.w; }
+uint strided_sum(global const uint *p, ulong start, uint lid, ulong stop) {
+  long i = start + lid;
+  uint acc = 0;
+  for (uint s = 0; s < 4; ++s) {
+    if (i >= (long)stop)
+      break;
+    acc += p[i];
+    i += 64;
+  }
+  return acc;
+}
 kernel void lanes(global ulong *out, global const uint *p, global uint *q, global uint *q2,
                   int b, long lb) {
   uint ub = (uint)b;

@@ -172,6 +172,14 @@ pub fn shapes(
                             {
                                 Some(Shape::Varying)
                             }
+                            // `x & (2^k - 1)`, k >= 32, on lanes known to lie in
+                            // [0, 2^32): the zero-extension idiom of 32-bit ids, the
+                            // identity (the lowering's rule, `lower::inst`).
+                            (Some(Shape::Affine(s)), Some(Shape::Uniform))
+                                if *op == BinOp::And && low_mask_keeps(fact(*a), konst(*bb)) =>
+                            {
+                                Some(Shape::Affine(s))
+                            }
                             (Some(sa), Some(sb)) => {
                                 Some(binary(*op, sa, sb, konst(*a), konst(*bb)))
                             }
@@ -260,6 +268,20 @@ pub fn shapes(
         }
     }
     sh
+}
+
+/// Whether `x & mask` is `x` for an affine `x` with fact `fa`: the mask keeps at least
+/// the low 32 bits (all ones, or `2^k - 1` with k >= 32) and every lane lies in
+/// `[0, 2^32)`. The lowering (`lower::inst`, `B::And`) applies the same test.
+pub(crate) fn low_mask_keeps(fa: super::exact::Fact, mask: Option<i64>) -> bool {
+    let in_u32 = fa
+        .range
+        .is_some_and(|(lo, hi)| lo >= 0 && hi <= i128::from(u32::MAX));
+    in_u32
+        && mask.is_some_and(|m| {
+            m == -1
+                || (m > 0 && (m as u64 + 1).is_power_of_two() && m as u64 >= u64::from(u32::MAX))
+        })
 }
 
 fn binary(op: BinOp, a: Shape, b: Shape, ca: Option<i64>, cb: Option<i64>) -> Shape {

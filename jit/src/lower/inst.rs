@@ -736,22 +736,14 @@ impl Tr<'_, '_> {
             // be in [0, 2^k) (the zero-extension idiom of 32-bit ids): the identity.
             B::And
                 if matches!((a, b), (Lv::A(..), Lv::U(_)))
-                    && fa
-                        .range
-                        .is_some_and(|(lo, hi)| lo >= 0 && hi <= i128::from(u32::MAX))
-                    && {
-                        let m = if let Lv::U(y) = b {
+                    && crate::analysis::affine::low_mask_keeps(
+                        fa,
+                        if let Lv::U(y) = b {
                             self.const_of(*y)
                         } else {
                             None
-                        };
-                        m.is_some_and(|m| {
-                            m == -1
-                                || (m > 0
-                                    && (m as u64 + 1).is_power_of_two()
-                                    && m as u64 >= u32::MAX as u64)
-                        })
-                    } =>
+                        },
+                    ) =>
             {
                 match (a, b) {
                     (Lv::A(x, s), Lv::U(y)) => Lv::A(self.b.ins().band(*x, *y), *s),
