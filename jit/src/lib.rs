@@ -29,6 +29,7 @@ mod program_data;
 pub mod spirv;
 mod support;
 mod tiers;
+mod variants;
 mod width;
 
 pub use abi::{DeviceEnqueue, KernelEntryFn, NdRangeInfo, PrintfBuffer, WorkGroupState};

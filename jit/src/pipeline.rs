@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::codegen::Effort;
-use crate::{analysis, codegen, lower, meta, program_data, spirv};
+use crate::{analysis, codegen, lower, meta, program_data, spirv, variants};
 use crate::{
     CompileError, CompileOptions, CompiledKernel, CompiledProgram, KernelEntryFn, KernelInfo,
     LinkOutput,
@@ -82,33 +81,6 @@ impl PhaseTimes {
             clif.2,
             laps.join(", ")
         );
-    }
-}
-
-/// A kernel's lowered functions: one (with how hard to compile it), or one per
-/// layout body (a dispatching entry is lowered once they are defined).
-enum Lowered {
-    One(Box<lower::LoweredKernel>, Effort),
-    Split(Box<lower::LoweredKernel>, Box<lower::LoweredKernel>),
-}
-
-impl Lowered {
-    /// (blocks, instructions, values) of all functions.
-    fn size(&self) -> (usize, usize, usize) {
-        let of = |l: &lower::LoweredKernel| {
-            (
-                l.func.layout.blocks().count(),
-                l.func.dfg.num_insts(),
-                l.func.dfg.num_values(),
-            )
-        };
-        match self {
-            Lowered::One(l, _) => of(l),
-            Lowered::Split(a, b) => {
-                let (x, y) = (of(a), of(b));
-                (x.0 + y.0, x.1 + y.1, x.2 + y.2)
-            }
-        }
     }
 }
 
@@ -191,102 +163,84 @@ fn compile_module(
         let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
         let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
         let (locals, local_bytes) = meta::local_layout(&m, &flat)?;
-        let lower_with = |jit: &mut codegen::Jit, allow_dup: bool, variants: lower::Variants| {
-            lower::lower_kernel(
+        let input = variants::BodyInput {
+            flat: &flat,
+            cfg: &cfg,
+            w,
+            contraction_off: ep.modes.contraction_off,
+            options,
+            locals: &locals,
+            local_bytes,
+            data_addrs: &data_addrs,
+            arg_offsets: &arg_offsets,
+            reqd_local: ep.modes.local_size,
+            shape: plan.shape,
+        };
+        // Integer parameters that multiply a lane-affine value get a second body
+        // compiled for the value 1 (`analysis::unit_params`).
+        let unit_params = if options.opt_disable || plan.shape == crate::tiers::Shape::Huge {
+            Vec::new()
+        } else {
+            analysis::unit_params::find(&m, &flat, &cfg, &uni, ep.modes.local_size, w)
+        };
+        let (id, frame_bytes, lowered, clif_size) = if unit_params.is_empty() {
+            let body = variants::compile_body(
+                &mut jit,
+                &input,
                 &m,
-                &flat,
-                &cfg,
                 &uni,
-                w,
-                ep.modes.contraction_off,
-                options,
-                &mut jit.module,
-                &mut jit.fctx,
-                &locals,
-                local_bytes,
-                &data_addrs,
-                &arg_offsets,
-                allow_dup,
-                ep.modes.local_size,
-                variants,
-                plan.shape == crate::tiers::Shape::Huge,
-            )
-        };
-        let lower_variants = |jit: &mut codegen::Jit, variants: lower::Variants| match lower_with(
-            jit,
-            !options.opt_disable,
-            variants,
-        ) {
-            Err(e) if e.message == lower::DUP_CONFLICT => lower_with(jit, false, variants),
-            r => r,
-        };
-        // One function per layout body: the common (lane-contiguous) one fits the good
-        // register allocator, the general one rarely runs and gets the fast one. Both
-        // must number their printf call sites alike.
-        let split_layouts = |jit: &mut codegen::Jit| -> Result<Option<_>, CompileError> {
-            let fast = lower_variants(jit, lower::Variants::Contiguous)?;
-            let general = lower_variants(jit, lower::Variants::General)?;
-            Ok((fast.printf.sites.len() == general.printf.sites.len()).then_some((fast, general)))
-        };
-        let lowered = match plan.shape {
-            crate::tiers::Shape::Huge => Lowered::One(
-                Box::new(lower_variants(&mut jit, lower::Variants::General)?),
-                Effort::Least,
-            ),
-            crate::tiers::Shape::Split => match split_layouts(&mut jit)? {
-                Some((fast, general)) => Lowered::Split(Box::new(fast), Box::new(general)),
-                None => Lowered::One(
-                    Box::new(lower_variants(&mut jit, lower::Variants::Both)?),
-                    Effort::BySize,
-                ),
-            },
-            crate::tiers::Shape::OneFunction => {
-                let both = lower_variants(&mut jit, lower::Variants::Both)?;
-                if both.two_layouts && both.func.dfg.num_insts() > codegen::SPLIT_LAYOUTS_MIN_INSTS
-                {
-                    match split_layouts(&mut jit)? {
-                        Some((fast, general)) => Lowered::Split(Box::new(fast), Box::new(general)),
-                        None => Lowered::One(Box::new(both), Effort::BySize),
-                    }
-                } else {
-                    Lowered::One(Box::new(both), Effort::BySize)
-                }
+                &ep.name,
+                cranelift_module::Linkage::Export,
+            )?;
+            (body.id, body.frame, body.lowered, body.clif_size)
+        } else {
+            let unit_m = variants::unit_module(&m, &flat, &unit_params);
+            let unit_uni = analysis::uniformity::analyze(&unit_m, &flat, &cfg);
+            let unit = variants::compile_body(
+                &mut jit,
+                &input,
+                &unit_m,
+                &unit_uni,
+                &format!("__cranecl.{}.unit", ep.name),
+                cranelift_module::Linkage::Local,
+            )?;
+            let any = variants::compile_body(
+                &mut jit,
+                &input,
+                &m,
+                &uni,
+                &format!("__cranecl.{}.any", ep.name),
+                cranelift_module::Linkage::Local,
+            )?;
+            if unit.lowered.printf.sites.len() != any.lowered.printf.sites.len() {
+                return Err(CompileError::codegen(format!(
+                    "kernel {}: the unit-parameter body numbers its printf calls differently",
+                    ep.name
+                )));
             }
+            let offsets: Vec<(u64, spirv::Id)> = flat
+                .params
+                .iter()
+                .zip(&arg_offsets)
+                .filter(|((id, _), _)| unit_params.contains(id))
+                .map(|((_, ty), off)| (*off, *ty))
+                .collect();
+            let entry = variants::unit_dispatch_entry(&mut jit, &m, &offsets, unit.id, any.id)?;
+            let (id, frame) = jit.define(&ep.name, entry)?;
+            let mut lowered = any.lowered;
+            lowered.scratch_per_sg = lowered.scratch_per_sg.max(unit.lowered.scratch_per_sg);
+            lowered.private_bytes = lowered.private_bytes.max(unit.lowered.private_bytes);
+            lowered.collective_slots = lowered.collective_slots.max(unit.lowered.collective_slots);
+            lowered.has_barriers |= unit.lowered.has_barriers;
+            let size = (
+                any.clif_size.0 + unit.clif_size.0,
+                any.clif_size.1 + unit.clif_size.1,
+                any.clif_size.2 + unit.clif_size.2,
+            );
+            (id, frame + any.frame.max(unit.frame), lowered, size)
         };
-        times.lap("lower");
-        let clif_size = lowered.size();
-        let (id, frame_bytes, lowered) = match lowered {
-            Lowered::Split(fast, general) => {
-                use cranelift_module::Linkage;
-                // Not entry-point names (`__cranecl.` is the driver's own prefix).
-                let name_fast = format!("__cranecl.{}.contiguous", ep.name);
-                let name_gen = format!("__cranecl.{}.general", ep.name);
-                let scratch_per_sg = fast.scratch_per_sg.max(general.scratch_per_sg);
-                let private_bytes = fast.private_bytes.max(general.private_bytes);
-                let (fast_id, fast_frame) =
-                    jit.define_with(&name_fast, fast.func, Linkage::Local, Effort::BySize)?;
-                let (gen_id, gen_frame) =
-                    jit.define_with(&name_gen, general.func, Linkage::Local, Effort::Cold)?;
-                let mut entry =
-                    lower_variants(&mut jit, lower::Variants::Dispatch(fast_id, gen_id))?;
-                let (id, frame) = jit.define(
-                    &ep.name,
-                    std::mem::replace(&mut entry.func, cranelift_codegen::ir::Function::new()),
-                )?;
-                entry.scratch_per_sg = scratch_per_sg;
-                entry.private_bytes = private_bytes;
-                entry.printf = fast.printf;
-                (id, frame + fast_frame.max(gen_frame), Box::new(entry))
-            }
-            Lowered::One(mut one, effort) => {
-                let func = std::mem::replace(&mut one.func, cranelift_codegen::ir::Function::new());
-                let (id, frame) =
-                    jit.define_with(&ep.name, func, cranelift_module::Linkage::Export, effort)?;
-                (id, frame, one)
-            }
-        };
+        times.lap("lower+cranelift");
         let collectives = lowered.collective_slots as u64;
-        times.lap("cranelift");
         times.report(
             &flat,
             clif_size,

@@ -270,6 +270,34 @@ pub fn shapes(
     sh
 }
 
+/// The phis that may be affine (see the module doc): all of them in bodies without
+/// divergent branches, else only loop-header phis with one entry and one back edge.
+pub fn phi_candidates(
+    f: &FlatFunction,
+    cfg: &super::cfg::Cfg,
+    uni: &Uniformity,
+) -> std::collections::HashSet<Id> {
+    let mut out = std::collections::HashSet::new();
+    let divergent = uni.any_divergence();
+    for (bi, b) in f.blocks.iter().enumerate() {
+        let ok = !divergent
+            || cfg.loop_of[bi].is_some_and(|l| {
+                cfg.loops[l].header == bi
+                    && cfg.preds[bi].len() == 2
+                    && cfg.preds[bi].iter().filter(|p| cfg.in_loop(l, **p)).count() == 1
+            });
+        if !ok {
+            continue;
+        }
+        for i in &b.insts {
+            if let (crate::spirv::Op::Phi(_), Some(r)) = (&i.op, i.result) {
+                out.insert(r);
+            }
+        }
+    }
+    out
+}
+
 /// Whether `x & mask` is `x` for an affine `x` with fact `fa`: the mask keeps at least
 /// the low 32 bits (all ones, or `2^k - 1` with k >= 32) and every lane lies in
 /// `[0, 2^32)`. The lowering (`lower::inst`, `B::And`) applies the same test.

@@ -18,5 +18,6 @@ pub mod provenance;
 pub mod reconverge;
 pub mod spin;
 pub mod uniformity;
+pub mod unit_params;
 
 pub use crate::spirv::{for_each_operand, for_each_operand_mut};

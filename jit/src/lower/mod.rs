@@ -430,7 +430,7 @@ pub(crate) fn lower_kernel(
                     uni,
                     &value_types_for_shapes,
                     &exact_contiguous,
-                    &affine_phi_candidates(f, cfg, uni),
+                    &crate::analysis::affine::phi_candidates(f, cfg, uni),
                 )
             } else {
                 HashMap::new()
@@ -505,35 +505,6 @@ pub(crate) fn layouts_possible(reqd_local: Option<[u32; 3]>, w: u32) -> (bool, b
         None => true,
     };
     (contiguous, true)
-}
-
-/// Phis that may hold affine values: all of them in bodies without divergent
-/// branches; otherwise only loop-header phis of loops with one entry and one back
-/// edge.
-fn affine_phi_candidates(
-    f: &FlatFunction,
-    cfg: &Cfg,
-    uni: &Uniformity,
-) -> std::collections::HashSet<Id> {
-    let mut out = std::collections::HashSet::new();
-    let divergent = uni.any_divergence();
-    for (bi, b) in f.blocks.iter().enumerate() {
-        let ok = !divergent
-            || cfg.loop_of[bi].is_some_and(|l| {
-                cfg.loops[l].header == bi
-                    && cfg.preds[bi].len() == 2
-                    && cfg.preds[bi].iter().filter(|p| cfg.in_loop(l, **p)).count() == 1
-            });
-        if !ok {
-            continue;
-        }
-        for i in &b.insts {
-            if let (crate::spirv::Op::Phi(_), Some(r)) = (&i.op, i.result) {
-                out.insert(r);
-            }
-        }
-    }
-    out
 }
 
 impl<'a, 'b> Tr<'a, 'b> {
@@ -876,6 +847,11 @@ impl<'a, 'b> Tr<'a, 'b> {
         let fl = ir::MemFlagsData::trusted().with_readonly();
         let params = self.f.params.clone();
         for (i, (id, ty)) in params.iter().enumerate() {
+            if self.m.constants.contains_key(id) {
+                // A parameter this copy of the kernel is specialised to
+                // (`analysis::unit_params`): its uses read the constant.
+                continue;
+            }
             let off = *self
                 .arg_offsets
                 .get(i)
