@@ -188,3 +188,106 @@ fn unsupported_instruction_is_named() {
     assert_eq!(e.kind, CompileErrorKind::Unsupported);
     assert!(e.message.contains("get_image_dim_unused"), "{}", e.message);
 }
+
+/// `float` <-> `double` conversions of whole sub-groups (`cvtps2pd`/`cvtpd2ps` on
+/// chunks, `lower::float_vec`): every lane, at every width, including NaN, infinities,
+/// signed zeros, subnormals of both types, `double`s that overflow or underflow a
+/// `float` and ties of the float rounding, against the host's `as` conversions.
+#[test]
+fn float_double_conversions_per_lane() {
+    let src = r#"
+kernel void cvt(global const float *x, global const double *d, double b,
+                global double *up, global float *down, global float *mix) {
+  size_t i = get_global_id(0);
+  up[i] = (double)x[i];
+  down[i] = (float)d[i];
+  mix[i] = x[i] * 0.75f + b;
+}
+"#;
+    let mut xs: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE,
+        f32::MIN_POSITIVE / 8.0,
+        -f32::from_bits(1),
+        f32::MAX,
+        f32::MIN,
+        3.0e-39,
+        12345.678,
+    ];
+    let mut ds: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+        -1e300,
+        1e-300,
+        f64::from(f32::MAX) * 1.0000001,
+        f64::from(f32::MIN_POSITIVE) / 3.0,
+        1.0 + f64::EPSILON,
+        // Ties: halfway between two floats, to even.
+        1.0 + 2f64.powi(-24),
+        1.0 + 3.0 * 2f64.powi(-24),
+        -(1.0 + 2f64.powi(-24)),
+        0.1,
+        std::f64::consts::PI,
+    ];
+    for i in 0..100 {
+        xs.push((i as f32 * 0.37).sin() * 10f32.powi(i % 30 - 15));
+        ds.push((i as f64 * 0.91).cos() * 10f64.powi(i % 90 - 45));
+    }
+    let n = xs.len().max(ds.len()) + 5;
+    xs.resize(n, 2.5);
+    ds.resize(n, -7.25);
+    let b = 1.0e-9f64;
+    for w in [4, 8, 16, 32] {
+        let p = build_w(src, w);
+        let k = kernel(&p, "cvt");
+        let (mut x, mut d) = (xs.clone(), ds.clone());
+        let mut up = vec![0f64; n];
+        let mut down = vec![0f32; n];
+        let mut mix = vec![0f32; n];
+        run(
+            k,
+            &[n],
+            &[n],
+            &[
+                buf(&mut x),
+                buf(&mut d),
+                val(b),
+                buf(&mut up),
+                buf(&mut down),
+                buf(&mut mix),
+            ],
+        );
+        for i in 0..n {
+            let same64 = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            let same32 = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            assert!(
+                same64(up[i], f64::from(xs[i])),
+                "w={w} up[{i}] = {} from {}",
+                up[i],
+                xs[i]
+            );
+            assert!(
+                same32(down[i], ds[i] as f32),
+                "w={w} down[{i}] = {} from {}",
+                down[i],
+                ds[i]
+            );
+            let want = (f64::from(xs[i] * 0.75) + b) as f32;
+            assert!(
+                same32(mix[i], want),
+                "w={w} mix[{i}] = {}, host {want}",
+                mix[i]
+            );
+        }
+    }
+}

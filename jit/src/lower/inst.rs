@@ -1420,6 +1420,13 @@ impl Tr<'_, '_> {
             ConvOp::FConvert => {
                 if from == to {
                     l.clone()
+                } else if (from, to) == (Elem::F32, Elem::F64) && matches!(l, Lv::V(_)) {
+                    self.promote_f32_chunks(l)
+                } else if (from, to) == (Elem::F64, Elem::F32)
+                    && matches!(l, Lv::V(_))
+                    && rounding.is_none_or(|r| r == Rounding::Rte)
+                {
+                    self.demote_f64_chunks(l)
                 } else if to == Elem::F64 {
                     self.per_lane(&[(from, l)], to, |t, x| {
                         t.b.ins().fpromote(types::F64, x[0])

@@ -28,6 +28,7 @@ mod control;
 mod device_enqueue;
 mod enqueue_spirv;
 mod extinst;
+mod float_vec;
 mod generic;
 mod group;
 mod group_khr;
