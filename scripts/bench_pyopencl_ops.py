@@ -44,6 +44,8 @@ def main():
         ("elementwise axpy", elementwise, lambda: 2 * xh + yh, 1e-6),
         ("2*x+y", lambda: 2 * x + y, lambda: 2 * xh + yh, 1e-6),
         ("x*x f64", lambda: xd * xd, lambda: dh * dh, 1e-15),
+        # A Python float is a double kernel argument: converts each element and back.
+        ("x - 0.5", lambda: x - 0.5, lambda: xh - 0.5, 1e-6),
         ("sum f32", lambda: cla.sum(x), lambda: xh.sum(dtype=np.float64), 1e-4),
         ("dot f32", lambda: cla.dot(x, y), lambda: np.dot(xh.astype(np.float64), yh), 1e-4),
         ("max f32", lambda: cla.max(x), lambda: xh.max(), 0),

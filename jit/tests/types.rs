@@ -189,19 +189,22 @@ fn unsupported_instruction_is_named() {
     assert!(e.message.contains("get_image_dim_unused"), "{}", e.message);
 }
 
-/// `float` <-> `double` conversions of whole sub-groups (`cvtps2pd`/`cvtpd2ps` on
-/// chunks, `lower::float_vec`): every lane, at every width, including NaN, infinities,
-/// signed zeros, subnormals of both types, `double`s that overflow or underflow a
-/// `float` and ties of the float rounding, against the host's `as` conversions.
+/// `float` <-> `double` and `int` -> `double` conversions of whole sub-groups
+/// (`cvtps2pd`/`cvtpd2ps`/`cvtdq2pd` on chunks, `lower::float_vec`): every lane, at
+/// every width, including NaN, infinities, signed zeros, subnormals of both types,
+/// `double`s that overflow or underflow a `float`, ties of the float rounding and
+/// the extreme `int`s, against the host's `as` conversions.
 #[test]
 fn float_double_conversions_per_lane() {
     let src = r#"
 kernel void cvt(global const float *x, global const double *d, double b,
-                global double *up, global float *down, global float *mix) {
+                global double *up, global float *down, global float *mix,
+                global const int *k, global double *fromint) {
   size_t i = get_global_id(0);
   up[i] = (double)x[i];
   down[i] = (float)d[i];
   mix[i] = x[i] * 0.75f + b;
+  fromint[i] = (double)k[i] + (double)(int)i * 0.5;
 }
 "#;
     let mut xs: Vec<f32> = vec![
@@ -247,6 +250,14 @@ kernel void cvt(global const float *x, global const double *d, double b,
     xs.resize(n, 2.5);
     ds.resize(n, -7.25);
     let b = 1.0e-9f64;
+    let ks: Vec<i32> = (0..n as i32)
+        .map(|i| match i % 5 {
+            0 => i32::MIN + i,
+            1 => i32::MAX - i,
+            2 => -i * 7919,
+            _ => i * 104_729,
+        })
+        .collect();
     for w in [4, 8, 16, 32] {
         let p = build_w(src, w);
         let k = kernel(&p, "cvt");
@@ -254,6 +265,8 @@ kernel void cvt(global const float *x, global const double *d, double b,
         let mut up = vec![0f64; n];
         let mut down = vec![0f32; n];
         let mut mix = vec![0f32; n];
+        let mut k_in = ks.clone();
+        let mut fromint = vec![0f64; n];
         run(
             k,
             &[n],
@@ -265,6 +278,8 @@ kernel void cvt(global const float *x, global const double *d, double b,
                 buf(&mut up),
                 buf(&mut down),
                 buf(&mut mix),
+                buf(&mut k_in),
+                buf(&mut fromint),
             ],
         );
         for i in 0..n {
@@ -288,6 +303,8 @@ kernel void cvt(global const float *x, global const double *d, double b,
                 "w={w} mix[{i}] = {}, host {want}",
                 mix[i]
             );
+            let want = f64::from(ks[i]) + i as f64 * 0.5;
+            assert_eq!(fromint[i], want, "w={w} fromint[{i}] from {}", ks[i]);
         }
     }
 }

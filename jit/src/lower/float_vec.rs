@@ -1,8 +1,9 @@
-//! Conversions between `float` and `double` lanes on whole chunks: `cvtps2pd` and
-//! `cvtpd2ps` (Cranelift's `fvpromote_low` / `fvdemote`) instead of one scalar
-//! conversion and a lane insert per lane. pyopencl passes Python floats as `double`
-//! kernel arguments, so `x - 0.5` on a `float32` array converts every element there
-//! and back (its `axpb` kernel: `z[i] = a*x[i] + b` with `double b`).
+//! Conversions to and from `double` lanes on whole chunks: `cvtps2pd`, `cvtpd2ps`
+//! and `cvtdq2pd` (Cranelift's `fvpromote_low`, `fvdemote`, and `fcvt_from_sint` of
+//! `swiden_low`) instead of one scalar conversion and a lane insert per lane.
+//! pyopencl passes Python floats as `double` kernel arguments, so `x - 0.5` on a
+//! `float32` array converts every element there and back (its `axpb` kernel:
+//! `z[i] = a*x[i] + b` with `double b`).
 
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 
@@ -43,6 +44,20 @@ impl Tr<'_, '_> {
         debug_assert!(out
             .iter()
             .all(|v| self.b.func.dfg.value_type(*v) == types::F32X4));
+        Lv::V(out)
+    }
+
+    /// `double` lanes of the `int` lanes of `l` (exact).
+    pub(super) fn int_to_f64_chunks(&mut self, l: &Lv) -> Lv {
+        let chunks = self.chunks_of(Elem::I32, l);
+        let mut out = Vec::with_capacity(2 * chunks.len());
+        for c in chunks {
+            // `fcvt_from_sint(swiden_low(x))` is one `cvtdq2pd` (the x64 rule).
+            for x in [c, self.shuffle32(c, c, [2, 3, 2, 3])] {
+                let wide = self.b.ins().swiden_low(x);
+                out.push(self.b.ins().fcvt_from_sint(types::F64X2, wide));
+            }
+        }
         Lv::V(out)
     }
 }

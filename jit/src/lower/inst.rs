@@ -1371,6 +1371,9 @@ impl Tr<'_, '_> {
                             t.b.ins().fcvt_from_uint(ty, x)
                         }
                     })
+                } else if signed && from == Elem::I32 && to == Elem::F64 && !l.is_uniform() {
+                    // Exact whatever the rounding mode.
+                    self.int_to_f64_chunks(l)
                 } else if matches!(from, Elem::I8 | Elem::I16) && to == Elem::F32 && !l.is_uniform()
                 {
                     // Exact in f32 whatever the rounding mode: widen, then convert.
