@@ -183,62 +183,12 @@ fn compile_module(
         } else {
             analysis::unit_params::find(&m, &flat, &cfg, &uni, ep.modes.local_size, w)
         };
-        let (id, frame_bytes, lowered, clif_size) = if unit_params.is_empty() {
-            let body = variants::compile_body(
-                &mut jit,
-                &input,
-                &m,
-                &uni,
-                &ep.name,
-                cranelift_module::Linkage::Export,
-            )?;
-            (body.id, body.frame, body.lowered, body.clif_size)
-        } else {
-            let unit_m = variants::unit_module(&m, &flat, &unit_params);
-            let unit_uni = analysis::uniformity::analyze(&unit_m, &flat, &cfg);
-            let unit = variants::compile_body(
-                &mut jit,
-                &input,
-                &unit_m,
-                &unit_uni,
-                &format!("__cranecl.{}.unit", ep.name),
-                cranelift_module::Linkage::Local,
-            )?;
-            let any = variants::compile_body(
-                &mut jit,
-                &input,
-                &m,
-                &uni,
-                &format!("__cranecl.{}.any", ep.name),
-                cranelift_module::Linkage::Local,
-            )?;
-            if unit.lowered.printf.sites.len() != any.lowered.printf.sites.len() {
-                return Err(CompileError::codegen(format!(
-                    "kernel {}: the unit-parameter body numbers its printf calls differently",
-                    ep.name
-                )));
-            }
-            let offsets: Vec<(u64, spirv::Id)> = flat
-                .params
-                .iter()
-                .zip(&arg_offsets)
-                .filter(|((id, _), _)| unit_params.contains(id))
-                .map(|((_, ty), off)| (*off, *ty))
-                .collect();
-            let entry = variants::unit_dispatch_entry(&mut jit, &m, &offsets, unit.id, any.id)?;
-            let (id, frame) = jit.define(&ep.name, entry)?;
-            let mut lowered = any.lowered;
-            lowered.scratch_per_sg = lowered.scratch_per_sg.max(unit.lowered.scratch_per_sg);
-            lowered.private_bytes = lowered.private_bytes.max(unit.lowered.private_bytes);
-            lowered.collective_slots = lowered.collective_slots.max(unit.lowered.collective_slots);
-            lowered.has_barriers |= unit.lowered.has_barriers;
-            let size = (
-                any.clif_size.0 + unit.clif_size.0,
-                any.clif_size.1 + unit.clif_size.1,
-                any.clif_size.2 + unit.clif_size.2,
-            );
-            (id, frame + any.frame.max(unit.frame), lowered, size)
-        };
+        let variants::Body {
+            id,
+            frame: frame_bytes,
+            lowered,
+            clif_size,
+        } = variants::compile_kernel(&mut jit, &input, &m, &uni, &ep.name, &unit_params)?;
         times.lap("lower+cranelift");
         let collectives = lowered.collective_slots as u64;
         times.report(

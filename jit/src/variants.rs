@@ -1,4 +1,4 @@
-//! The functions one kernel becomes: a *body* (all of the kernel: one function, or
+//! The functions one kernel becomes ([`compile_kernel`]): a *body* (all of the kernel: one function, or
 //! one per sub-group layout behind a small entry that picks one per work-group),
 //! and, for kernels with unit-stride parameters (`analysis::unit_params`), a second
 //! body compiled with those parameters the constant 1 behind an entry that picks a
@@ -60,10 +60,7 @@ impl Lowered {
         };
         match self {
             Lowered::One(l, _) => of(l),
-            Lowered::Split(a, b) => {
-                let (x, y) = (of(a), of(b));
-                (x.0 + y.0, x.1 + y.1, x.2 + y.2)
-            }
+            Lowered::Split(a, b) => add_sizes(of(a), of(b)),
         }
     }
 }
@@ -177,10 +174,64 @@ pub(crate) fn compile_body(
     }
 }
 
+/// Lowers and defines kernel `name` (exported): one body, or with `unit_params`
+/// (`analysis::unit_params`, empty for most kernels) a body compiled with those
+/// parameters the constant 1 and one for any values, behind an entry that picks one
+/// by the launch's arguments. The returned facts cover both bodies.
+pub(crate) fn compile_kernel(
+    jit: &mut Jit,
+    inp: &BodyInput,
+    m: &Module,
+    uni: &Uniformity,
+    name: &str,
+    unit_params: &[Id],
+) -> Result<Body, CompileError> {
+    if unit_params.is_empty() {
+        return compile_body(jit, inp, m, uni, name, Linkage::Export);
+    }
+    let unit_m = unit_module(m, inp.flat, unit_params);
+    let unit_uni = crate::analysis::uniformity::analyze(&unit_m, inp.flat, inp.cfg);
+    let unit_name = format!("__cranecl.{name}.unit");
+    let unit = compile_body(jit, inp, &unit_m, &unit_uni, &unit_name, Linkage::Local)?;
+    let any_name = format!("__cranecl.{name}.any");
+    let any = compile_body(jit, inp, m, uni, &any_name, Linkage::Local)?;
+    if unit.lowered.printf.sites.len() != any.lowered.printf.sites.len() {
+        return Err(CompileError::codegen(format!(
+            "kernel {name}: the unit-parameter body numbers its printf calls differently"
+        )));
+    }
+    let offsets: Vec<(u64, Id)> = inp
+        .flat
+        .params
+        .iter()
+        .zip(inp.arg_offsets)
+        .filter(|((id, _), _)| unit_params.contains(id))
+        .map(|((_, ty), off)| (*off, *ty))
+        .collect();
+    let entry = unit_dispatch_entry(jit, m, &offsets, unit.id, any.id)?;
+    let (id, frame) = jit.define(name, entry)?;
+    let mut lowered = any.lowered;
+    lowered.scratch_per_sg = lowered.scratch_per_sg.max(unit.lowered.scratch_per_sg);
+    lowered.private_bytes = lowered.private_bytes.max(unit.lowered.private_bytes);
+    lowered.collective_slots = lowered.collective_slots.max(unit.lowered.collective_slots);
+    lowered.has_barriers |= unit.lowered.has_barriers;
+    Ok(Body {
+        id,
+        frame: frame + any.frame.max(unit.frame),
+        lowered,
+        clif_size: add_sizes(any.clif_size, unit.clif_size),
+    })
+}
+
+/// The sum of two (blocks, instructions, values) sizes.
+fn add_sizes(a: (usize, usize, usize), b: (usize, usize, usize)) -> (usize, usize, usize) {
+    (a.0 + b.0, a.1 + b.1, a.2 + b.2)
+}
+
 /// `m` with each parameter in `params` (integer parameters of `f`) also a constant
 /// 1: lowering then reads the constant wherever the parameter is used, and the
 /// analyses see the value.
-pub(crate) fn unit_module(m: &Module, f: &FlatFunction, params: &[Id]) -> Module {
+fn unit_module(m: &Module, f: &FlatFunction, params: &[Id]) -> Module {
     let mut unit = m.clone();
     for (id, ty) in &f.params {
         if params.contains(id) {
@@ -199,7 +250,7 @@ pub(crate) fn unit_module(m: &Module, f: &FlatFunction, params: &[Id]) -> Module
 /// The entry of a kernel with a unit-parameter body: calls `unit` when every
 /// parameter in `params` (its argument-block offset and integer type) is 1, else
 /// `any`, with the entry's two arguments.
-pub(crate) fn unit_dispatch_entry(
+fn unit_dispatch_entry(
     jit: &mut Jit,
     m: &Module,
     params: &[(u64, Id)],

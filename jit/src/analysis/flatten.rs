@@ -20,6 +20,20 @@ pub struct FlatFunction {
     pub next_id: Id,
 }
 
+impl FlatFunction {
+    /// The type of every parameter and instruction result (the analyses and the
+    /// lowering look types up by id).
+    pub fn value_types(&self) -> std::collections::HashMap<Id, Id> {
+        let mut types: std::collections::HashMap<Id, Id> = self.params.iter().copied().collect();
+        for i in self.blocks.iter().flat_map(|b| &b.insts) {
+            if let (Some(r), Some(t)) = (i.result, i.ty) {
+                types.insert(r, t);
+            }
+        }
+        types
+    }
+}
+
 /// Nesting depth beyond which we call it recursion.
 const MAX_DEPTH: usize = 64;
 

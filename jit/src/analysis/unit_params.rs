@@ -16,7 +16,7 @@
 //! uniform values (a row pitch times `get_global_id(1)`) keeps one copy: its products
 //! are uniform anyway.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use super::affine::{self, Shape};
 use super::cfg::Cfg;
@@ -56,12 +56,7 @@ pub fn find(
     if products.is_empty() {
         return Vec::new();
     }
-    let mut types: HashMap<Id, Id> = f.params.iter().copied().collect();
-    for i in f.blocks.iter().flat_map(|b| &b.insts) {
-        if let (Some(r), Some(t)) = (i.result, i.ty) {
-            types.insert(r, t);
-        }
-    }
+    let types = f.value_types();
     let facts = exact::analyze(
         m,
         f,

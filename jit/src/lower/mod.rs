@@ -339,14 +339,7 @@ pub(crate) fn lower_kernel(
     sig.params.push(AbiParam::new(types::I64));
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::user(0, 0), sig);
     let regions = barrier::Regions::find(m, f, cfg, one_sub_group(reqd_local, w))?;
-    let mut value_types: HashMap<Id, Id> = f.params.iter().map(|(id, ty)| (*id, *ty)).collect();
-    for blk in &f.blocks {
-        for i in &blk.insts {
-            if let (Some(r), Some(t)) = (i.result, i.ty) {
-                value_types.insert(r, t);
-            }
-        }
-    }
+    let value_types = f.value_types();
     let has_barriers = regions.has_barriers();
     let collective_slots = regions.collectives.len();
     let value_types_for_shapes = value_types.clone();
