@@ -111,7 +111,7 @@ fn compile_module(
     words: &[u32],
     options: &CompileOptions,
 ) -> Result<CompiledProgram, CompileError> {
-    let m = spirv::decode(words)?;
+    let mut m = spirv::decode(words)?;
     let mut jit = codegen::Jit::new(options.opt_disable)?;
     // Constant and program-scope data, owned by the compiled program.
     let mut data = program_data::lay_out(&m)?;
@@ -136,6 +136,11 @@ fn compile_module(
         };
         let mut cfg = cfg_of(&flat)?;
         times.lap("cfg");
+        // Private variables used only at constant offsets become SSA values (the CFG
+        // stays: only instructions change).
+        if !options.opt_disable {
+            analysis::promote::promote(&mut m, &mut flat, &cfg);
+        }
         let mut uni = analysis::uniformity::analyze(&m, &flat, &cfg);
         if analysis::ifconvert::if_convert(&mut flat, |c| uni.is_varying(c)) > 0 {
             cfg = cfg_of(&flat)?;

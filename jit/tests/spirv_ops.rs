@@ -551,3 +551,78 @@ fn legacy_translator_uniform_constant_builtins() {
     );
     assert!(e.message.contains("BuiltIn"), "{}", e.message);
 }
+
+/// A private struct variable with an initializer, written field by field under a
+/// selection that diverges across lanes and read back whole and as a `ulong`: the
+/// promotion to SSA values (`analysis::promote`) must give each lane the fields its
+/// own path stored, and the untouched field its initial value.
+#[test]
+fn private_variable_with_initializer_stored_under_divergent_selection() {
+    let src = header("", "priv")
+        + r#"
+        %s = OpTypeStruct %uint %uint %float
+       %ps = OpTypePointer Function %s
+      %ppu = OpTypePointer Function %uint
+      %ppl = OpTypePointer Function %ulong
+  %uint_2 = OpConstant %uint 2
+  %uint_7 = OpConstant %uint 7
+ %uint_70 = OpConstant %uint 70
+%float_1_5 = OpConstant %float 1.5
+     %init = OpConstantComposite %s %uint_7 %uint_70 %float_1_5
+       %ft = OpTypeFunction %void %pu %pl %pf
+        %k = OpFunction %void None %ft
+       %ou = OpFunctionParameter %pu
+       %ol = OpFunctionParameter %pl
+       %of = OpFunctionParameter %pf
+    %entry = OpLabel
+      %var = OpVariable %ps Function %init
+       %g3 = OpLoad %v3ulong %gid
+        %i = OpCompositeExtract %ulong %g3 0
+       %iu = OpUConvert %uint %i
+      %odd = OpBitwiseAnd %uint %iu %uint_1
+     %isodd = OpIEqual %bool %odd %uint_1
+               OpSelectionMerge %join None
+               OpBranchConditional %isodd %then %else
+     %then = OpLabel
+       %f0 = OpAccessChain %ppu %var %uint_0
+               OpStore %f0 %iu
+               OpBranch %join
+     %else = OpLabel
+       %f1 = OpAccessChain %ppu %var %uint_1
+      %x3 = OpIMul %uint %iu %uint_2
+               OpStore %f1 %x3
+               OpBranch %join
+     %join = OpLabel
+    %whole = OpLoad %s %var
+       %a = OpCompositeExtract %uint %whole 0
+       %b = OpCompositeExtract %uint %whole 1
+       %c = OpCompositeExtract %float %whole 2
+      %sum = OpIAdd %uint %a %b
+      %pou = OpInBoundsPtrAccessChain %pu %ou %i
+               OpStore %pou %sum
+       %pl0 = OpBitcast %ppl %var
+      %both = OpLoad %ulong %pl0
+      %pol = OpInBoundsPtrAccessChain %pl %ol %i
+               OpStore %pol %both
+      %pof = OpInBoundsPtrAccessChain %pf %of %i
+               OpStore %pof %c
+               OpReturn
+               OpFunctionEnd
+"#;
+    let p = build_asm(&src, "spv1.2");
+    let k = kernel(&p, "priv");
+    assert_eq!(k.info.private_bytes_per_item, 0, "the struct is promoted");
+    let n = 37usize;
+    let (mut ou, mut ol, mut of) = (vec![0u32; n], vec![0u64; n], vec![0f32; n]);
+    run(k, &[n], &[n], &[buf(&mut ou), buf(&mut ol), buf(&mut of)]);
+    for i in 0..n {
+        let (a, b) = if i % 2 == 1 {
+            (i as u32, 70)
+        } else {
+            (7, 2 * i as u32)
+        };
+        assert_eq!(ou[i], a + b, "sum {i}");
+        assert_eq!(ol[i], u64::from(a) | u64::from(b) << 32, "ulong {i}");
+        assert_eq!(of[i], 1.5, "untouched field {i}");
+    }
+}

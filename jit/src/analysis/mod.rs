@@ -14,6 +14,7 @@ pub mod guard;
 pub mod ifconvert;
 pub mod liveness;
 pub mod placement;
+pub mod promote;
 pub mod provenance;
 pub mod reconverge;
 pub mod spin;
