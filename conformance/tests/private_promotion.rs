@@ -105,6 +105,13 @@ kernel void indexed(global int *out, global const int *idx)
 }
 "#;
 
+/// `CL_KERNEL_PRIVATE_MEM_SIZE` of kernel `k`: 0 when every private variable was
+/// promoted to registers.
+fn private_bytes(ctx: &DeviceContext, k: &Kernel) -> u64 {
+    k.work_group_info(ctx.device, CL_KERNEL_PRIVATE_MEM_SIZE)
+        .expect("CL_KERNEL_PRIVATE_MEM_SIZE")
+}
+
 /// The host's `gen`.
 fn host_gen(key: [u32; 2], ctr: &mut [u32; 4]) -> [u32; 4] {
     let k = u64::from(key[0]) | u64::from(key[1]) << 32;
@@ -135,9 +142,7 @@ fn counter_and_key_pass_through_helpers_like_philox() {
     let ctx = DeviceContext::new();
     let program = ctx.build(SOURCE, "");
     let k = program.kernel("counter");
-    let private: u64 = k
-        .work_group_info(ctx.device, CL_KERNEL_PRIVATE_MEM_SIZE)
-        .expect("CL_KERNEL_PRIVATE_MEM_SIZE");
+    let private = private_bytes(&ctx, &k);
     assert_eq!(private, 0, "the counter and key stay in registers");
     let n = 1003usize;
     let t = trips(n);
@@ -187,9 +192,7 @@ fn struct_fields_stored_under_divergent_branches() {
     }
     let program = ctx.build(SOURCE, "");
     let k = program.kernel("divergent");
-    let private: u64 = k
-        .work_group_info(ctx.device, CL_KERNEL_PRIVATE_MEM_SIZE)
-        .expect("CL_KERNEL_PRIVATE_MEM_SIZE");
+    let private = private_bytes(&ctx, &k);
     assert_eq!(private, 0, "the struct stays in registers");
     let n = 517usize;
     let t = trips(n);
@@ -240,9 +243,7 @@ fn union_written_as_uints_reads_as_ulongs_and_floats() {
     let ctx = DeviceContext::new();
     let program = ctx.build(SOURCE, "");
     let k = program.kernel("pun");
-    let private: u64 = k
-        .work_group_info(ctx.device, CL_KERNEL_PRIVATE_MEM_SIZE)
-        .expect("CL_KERNEL_PRIVATE_MEM_SIZE");
+    let private = private_bytes(&ctx, &k);
     assert_eq!(private, 0, "the union stays in registers");
     let n = 333usize;
     let (bl, bf, bu) = (
@@ -284,9 +285,7 @@ fn arrays_indexed_at_run_time_stay_in_memory() {
     let ctx = DeviceContext::new();
     let program = ctx.build(SOURCE, "");
     let k = program.kernel("indexed");
-    let private: u64 = k
-        .work_group_info(ctx.device, CL_KERNEL_PRIVATE_MEM_SIZE)
-        .expect("CL_KERNEL_PRIVATE_MEM_SIZE");
+    let private = private_bytes(&ctx, &k);
     assert!(
         private >= 32,
         "int a[8] indexed at run time: {private} bytes"

@@ -62,12 +62,13 @@ pub fn promote(m: &mut Module, flat: &mut FlatFunction, cfg: &Cfg) -> usize {
         next: flat.next_id,
         m,
     };
-    let words: HashMap<Id, Words> = plan.assign_words(&mut ids);
+    let (words, word_ty) = plan.assign_words(&mut ids);
     if words.is_empty() {
         return 0;
     }
     let n = words.len();
     let mut rw = Rewriter::new(flat, cfg, &plan, &words, &types, ids);
+    rw.word_ty = word_ty;
     rw.place_phis();
     rw.rename();
     rw.finish();
@@ -160,7 +161,7 @@ impl Plan {
                         indices,
                     } => ptrs.get(base).copied().and_then(|(v, off)| {
                         let bt = types.get(base)?;
-                        match chain_offset(m, *bt, *element, indices) {
+                        match m.constant_chain_offset(*bt, *element, indices) {
                             Some(d) => Some((v, off.checked_add_signed(d)?)),
                             None => {
                                 bad.insert(v);
@@ -257,9 +258,10 @@ impl Plan {
     }
 
     /// Chooses each variable's words (dropping variables whose accesses do not fit
-    /// any) and numbers them.
-    fn assign_words(&self, ids: &mut IdSource) -> HashMap<Id, Words> {
+    /// any) and numbers them; also returns the type of each word.
+    fn assign_words(&self, ids: &mut IdSource) -> (HashMap<Id, Words>, Vec<Id>) {
         let mut out = HashMap::new();
+        let mut word_ty = Vec::new();
         let mut first = 0usize;
         for (v, _, size, ls) in &self.vars {
             let same = ls.first().map(|l| l.ty);
@@ -276,9 +278,10 @@ impl Plan {
             };
             let n = size.div_ceil(bytes) as usize;
             out.insert(*v, Words { first, bytes, ty });
+            word_ty.resize(first + n, ty);
             first += n;
         }
-        out
+        (out, word_ty)
     }
 }
 
@@ -333,50 +336,6 @@ fn value_leaves(m: &Module, t: Id, off: u64) -> Option<Vec<Leaf>> {
     Some(out)
 }
 
-/// The byte offset of an access chain with constant indices on a pointer of type
-/// `base_ty` (None when an index is not a constant or walks off the type).
-fn chain_offset(m: &Module, base_ty: Id, element: Option<Id>, indices: &[Id]) -> Option<i64> {
-    let (_, mut t) = m.pointee(base_ty).ok()?;
-    let stride = |t: Id| {
-        let l = m.layout(t).ok()?;
-        Some(l.size.next_multiple_of(l.align.max(1)) as i64)
-    };
-    let mut at = 0i64;
-    if let Some(e) = element {
-        at = const_int(m, e)?.checked_mul(stride(t)?)?;
-    }
-    for &i in indices {
-        let k = const_int(m, i)?;
-        match m.ty(t).ok()? {
-            Type::Array { elem, .. } | Type::Vector { elem, .. } => {
-                let e = *elem;
-                at = at.checked_add(k.checked_mul(stride(e)?)?)?;
-                t = e;
-            }
-            Type::Struct { members, .. } => {
-                let mt = *members.get(usize::try_from(k).ok()?)?;
-                at = at.checked_add(*m.member_offsets(t).ok()?.get(k as usize)? as i64)?;
-                t = mt;
-            }
-            _ => return None,
-        }
-    }
-    Some(at)
-}
-
-/// A constant integer, sign-extended from its width.
-fn const_int(m: &Module, id: Id) -> Option<i64> {
-    let c = m.constants.get(&id)?;
-    match (&c.value, m.ty(c.ty).ok()?) {
-        (ConstValue::Null, _) => Some(0),
-        (ConstValue::Scalar(v), Type::Int { bits }) if *bits <= 64 => {
-            let shift = 64 - bits;
-            Some(((*v << shift) as i64) >> shift)
-        }
-        _ => None,
-    }
-}
-
 /// The type of value `id`: an instruction result, parameter or constant.
 fn type_of(m: &Module, types: &HashMap<Id, Id>, id: Id) -> Option<Id> {
     types
@@ -411,7 +370,7 @@ struct Rewriter<'a> {
     incoming: HashMap<Id, Vec<(Id, Id)>>,
     /// The word of each phi.
     phi_word: HashMap<Id, usize>,
-    /// The type of each word.
+    /// The type of each word (set by `promote` from `Plan::assign_words`).
     word_ty: Vec<Id>,
     /// Load result -> the value that replaces it.
     subst: HashMap<Id, Id>,
@@ -430,19 +389,6 @@ impl<'a> Rewriter<'a> {
         types: &'a HashMap<Id, Id>,
         ids: IdSource<'a>,
     ) -> Self {
-        let n: usize = plan
-            .vars
-            .iter()
-            .filter_map(|(v, _, size, _)| words.get(v).map(|w| size.div_ceil(w.bytes) as usize))
-            .sum();
-        let mut word_ty = vec![0; n];
-        for (v, _, size, _) in &plan.vars {
-            if let Some(w) = words.get(v) {
-                for k in 0..size.div_ceil(w.bytes) as usize {
-                    word_ty[w.first + k] = w.ty;
-                }
-            }
-        }
         let nb = flat.blocks.len();
         Rewriter {
             flat,
@@ -454,7 +400,7 @@ impl<'a> Rewriter<'a> {
             phis: vec![Vec::new(); nb],
             incoming: HashMap::new(),
             phi_word: HashMap::new(),
-            word_ty,
+            word_ty: Vec::new(),
             subst: HashMap::new(),
             undef: HashMap::new(),
             consts: HashMap::new(),

@@ -18,7 +18,7 @@ use crate::abi::{NdRangeInfo, PrintfBuffer};
 use crate::printf::{
     build_site, until_nul, ArgShape, ConstString, PrintfInfo, PrintfSite, ScalarKind, SitePiece,
 };
-use crate::spirv::{ConstValue, Id, Op, Storage, Type};
+use crate::spirv::{Id, Op, Storage, Type};
 use crate::CompileError;
 
 /// The OpenCL.std opcode of printf.
@@ -329,48 +329,8 @@ impl Tr<'_, '_> {
 
     /// Byte offset of an access chain with constant indices from its base.
     fn chain_offset(&self, base: Id, element: Option<Id>, indices: &[Id]) -> Option<u64> {
-        let (_, mut ty) = self.m.pointee(self.type_of(base).ok()?).ok()?;
-        let stride = |t: Id| {
-            let l = self.m.layout(t).ok()?;
-            Some(l.size.next_multiple_of(l.align.max(1)))
-        };
-        let mut at = 0u64;
-        if let Some(e) = element {
-            at = self.constant_int(e)?.wrapping_mul(stride(ty)?);
-        }
-        for &index in indices {
-            let i = self.constant_int(index)?;
-            match self.m.ty(ty).ok()? {
-                Type::Array { elem, .. }
-                | Type::RuntimeArray { elem }
-                | Type::Vector { elem, .. } => {
-                    let elem = *elem;
-                    at = at.wrapping_add(i.wrapping_mul(stride(elem)?));
-                    ty = elem;
-                }
-                Type::Struct { members, .. } => {
-                    let member = *members.get(usize::try_from(i).ok()?)?;
-                    at = at.wrapping_add(*self.m.member_offsets(ty).ok()?.get(i as usize)?);
-                    ty = member;
-                }
-                _ => return None,
-            }
-        }
-        Some(at)
-    }
-
-    /// A constant integer operand, sign-extended from its width.
-    fn constant_int(&self, id: Id) -> Option<u64> {
-        let c = self.m.constants.get(&id)?;
-        match (&c.value, self.m.ty(c.ty).ok()?) {
-            (ConstValue::Null, _) => Some(0),
-            (ConstValue::Scalar(v), Type::Int { bits }) if *bits < 64 => {
-                let shift = 64 - bits;
-                Some((((*v << shift) as i64) >> shift) as u64)
-            }
-            (ConstValue::Scalar(v), _) => Some(*v),
-            _ => None,
-        }
+        let t = self.type_of(base).ok()?;
+        Some(self.m.constant_chain_offset(t, element, indices)? as u64)
     }
 
     /// The initial bytes of the `__constant` global `id`.

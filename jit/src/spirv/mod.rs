@@ -1030,6 +1030,57 @@ impl Module {
         Ok(out)
     }
 
+    /// A constant integer, sign-extended from its width (`OpConstantNull`: 0).
+    pub fn constant_int(&self, id: Id) -> Option<i64> {
+        let c = self.constants.get(&id)?;
+        match (&c.value, self.ty(c.ty).ok()?) {
+            (ConstValue::Null, _) => Some(0),
+            (ConstValue::Scalar(v), Type::Int { bits }) if *bits <= 64 => {
+                let shift = 64 - bits;
+                Some(((*v << shift) as i64) >> shift)
+            }
+            _ => None,
+        }
+    }
+
+    /// The byte offset of an access chain with constant indices on a pointer of type
+    /// `base_ty` (None when an index is not a constant or walks off the type).
+    pub fn constant_chain_offset(
+        &self,
+        base_ty: Id,
+        element: Option<Id>,
+        indices: &[Id],
+    ) -> Option<i64> {
+        let (_, mut t) = self.pointee(base_ty).ok()?;
+        let stride = |t: Id| {
+            let l = self.layout(t).ok()?;
+            Some(l.size.next_multiple_of(l.align.max(1)) as i64)
+        };
+        let mut at = 0i64;
+        if let Some(e) = element {
+            at = self.constant_int(e)?.wrapping_mul(stride(t)?);
+        }
+        for &i in indices {
+            let k = self.constant_int(i)?;
+            match self.ty(t).ok()? {
+                Type::Array { elem, .. }
+                | Type::RuntimeArray { elem }
+                | Type::Vector { elem, .. } => {
+                    let e = *elem;
+                    at = at.wrapping_add(k.wrapping_mul(stride(e)?));
+                    t = e;
+                }
+                Type::Struct { members, .. } => {
+                    let mt = *members.get(usize::try_from(k).ok()?)?;
+                    at = at.wrapping_add(*self.member_offsets(t).ok()?.get(k as usize)? as i64);
+                    t = mt;
+                }
+                _ => return None,
+            }
+        }
+        Some(at)
+    }
+
     /// The type of value `id` (constant, global, or instruction result in `func`).
     pub fn pointee(&self, ptr_ty: Id) -> Result<(Storage, Id), crate::CompileError> {
         match self.ty(ptr_ty)? {
