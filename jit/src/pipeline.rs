@@ -165,6 +165,19 @@ fn compile_module(
             e
         })?;
         let w = plan.width;
+        // The scalar loads and stores of one struct element become one vector access
+        // where the lanes' elements are adjacent (which needs the width).
+        if !options.opt_disable && plan.shape != crate::tiers::Shape::Huge {
+            let cx = analysis::combine::Context {
+                cfg: &cfg,
+                uni: &uni,
+                reqd_local: ep.modes.local_size,
+                w,
+            };
+            if analysis::combine::combine(&mut m, &mut flat, &cx) > 0 {
+                uni = analysis::uniformity::analyze(&m, &flat, &cfg);
+            }
+        }
         let (args, arg_block_size) = meta::kernel_args(&m, ep)?;
         let arg_offsets: Vec<u64> = args.iter().map(|a| a.offset as u64).collect();
         let (locals, local_bytes) = meta::local_layout(&m, &flat)?;

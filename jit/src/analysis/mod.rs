@@ -8,11 +8,13 @@
 
 pub mod affine;
 pub mod cfg;
+pub mod combine;
 pub mod exact;
 pub mod flatten;
 pub mod guard;
 pub mod ifconvert;
 pub mod liveness;
+pub mod new_ids;
 pub mod placement;
 pub mod promote;
 pub mod provenance;

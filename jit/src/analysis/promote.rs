@@ -20,8 +20,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::cfg::Cfg;
 use super::flatten::FlatFunction;
+use super::new_ids::IdSource;
 use crate::spirv::{
-    BinOp, Block, ConstValue, Constant, ConvOp, Id, Inst, Module, Op, Storage, Terminator, Type,
+    BinOp, Block, ConstValue, ConvOp, Id, Inst, Module, Op, Storage, Terminator, Type,
 };
 
 /// Largest variable promoted, in words: bigger ones (arrays indexed by constants after
@@ -58,10 +59,7 @@ pub fn promote(m: &mut Module, flat: &mut FlatFunction, cfg: &Cfg) -> usize {
     let Some(plan) = Plan::find(m, flat, &types) else {
         return 0;
     };
-    let mut ids = IdSource {
-        next: flat.next_id,
-        m,
-    };
+    let mut ids = IdSource::new(m, flat.next_id);
     let (words, word_ty) = plan.assign_words(&mut ids);
     if words.is_empty() {
         return 0;
@@ -73,44 +71,6 @@ pub fn promote(m: &mut Module, flat: &mut FlatFunction, cfg: &Cfg) -> usize {
     rw.rename();
     rw.finish();
     n
-}
-
-/// Creates ids for new instructions, types and constants.
-struct IdSource<'a> {
-    next: Id,
-    m: &'a mut Module,
-}
-
-impl IdSource<'_> {
-    fn fresh(&mut self) -> Id {
-        let id = self.next;
-        self.next += 1;
-        self.m.bound = self.m.bound.max(self.next);
-        id
-    }
-
-    /// The integer type of `bits` bits (added to the module when it has none).
-    fn int_type(&mut self, bits: u32) -> Id {
-        let found = self
-            .m
-            .types
-            .iter()
-            .filter(|(_, t)| **t == Type::Int { bits })
-            .map(|(id, _)| *id)
-            .min();
-        found.unwrap_or_else(|| {
-            let id = self.fresh();
-            self.m.types.insert(id, Type::Int { bits });
-            id
-        })
-    }
-
-    /// A new module constant.
-    fn constant(&mut self, ty: Id, value: ConstValue) -> Id {
-        let id = self.fresh();
-        self.m.constants.insert(id, Constant { ty, value });
-        id
-    }
 }
 
 /// The variables to promote, with the accesses that decided it.
@@ -883,7 +843,7 @@ impl<'a> Rewriter<'a> {
                 _ => {}
             }
         }
-        self.flat.next_id = self.ids.next;
+        self.flat.next_id = self.ids.next();
     }
 }
 

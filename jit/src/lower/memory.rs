@@ -537,6 +537,44 @@ impl Tr<'_, '_> {
                 })?;
                 Ok(v.chunks(n).map(|c| Lv::V(c.to_vec())).collect())
             }
+            Lv::A(base, 16)
+                if elems.len() == 2
+                    && elems[0] == elems[1]
+                    && matches!(elems[0], Elem::F64 | Elem::I64)
+                    && offs == [0, 8]
+                    && self.w >= 2 =>
+            {
+                // Arrays of double2 (pyopencl's `cdouble_t`, combined by
+                // `analysis::combine`): one 16-byte load per lane, then the low and
+                // high halves of two lanes' loads are the components' chunks.
+                let e = elems[0];
+                let (vt, _) = e.chunk();
+                let n = self.nchunks(e);
+                let base = *base;
+                let tys = vec![vt; 2 * n];
+                let pl = p.clone();
+                let elems2 = elems.to_vec();
+                let offs2 = offs.to_vec();
+                let fast = move |t: &mut Self| -> Result<Vec<Value>, CompileError> {
+                    let mut comps: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
+                    for c in 0..n {
+                        let a = t.b.ins().load(vt, fl, base, (c * 32) as i32);
+                        let b = t.b.ins().load(vt, fl, base, (c * 32 + 16) as i32);
+                        comps[0].push(t.shuffle32(a, b, [0, 1, 4, 5]));
+                        comps[1].push(t.shuffle32(a, b, [2, 3, 6, 7]));
+                    }
+                    Ok(comps.into_iter().flatten().collect())
+                };
+                let v = self.if_full(&tys, fast, move |t| {
+                    let r = t.per_lane_load(&pl, &elems2, &offs2, private)?;
+                    let mut out = Vec::new();
+                    for (l, e) in r.iter().zip(elems2.iter()) {
+                        out.extend(t.chunks_of(*e, l));
+                    }
+                    Ok(out)
+                })?;
+                Ok(v.chunks(n).map(|c| Lv::V(c.to_vec())).collect())
+            }
             Lv::V(_)
                 if elems.len() == 1
                     && self.w * elems[0].bytes() >= 16
@@ -710,6 +748,41 @@ impl Tr<'_, '_> {
                                 t.b.ins().store(fl, lo, base, (c * 32) as i32);
                                 t.b.ins().store(fl, hi, base, (c * 32 + 16) as i32);
                             }
+                        }
+                        Ok(vec![])
+                    },
+                    move |t: &mut Self| {
+                        t.per_lane_store(&pl, &leaves2, &elems2, &offs2)?;
+                        Ok(vec![])
+                    },
+                )?;
+                return Ok(());
+            }
+        }
+        if let Lv::A(base, 16) = p {
+            if elems.len() == 2
+                && elems[0] == elems[1]
+                && matches!(elems[0], Elem::F64 | Elem::I64)
+                && offs == [0, 8]
+                && self.w >= 2
+                && !private
+            {
+                // double2 array elements: two lanes' components interleaved into one
+                // 16-byte store per lane when every lane is active.
+                let e = elems[0];
+                let n = self.nchunks(e);
+                let comps: Vec<Vec<Value>> = leaves.iter().map(|l| self.chunks_of(e, l)).collect();
+                let (base, pl) = (*base, p.clone());
+                let (leaves2, elems2, offs2) = (leaves.to_vec(), elems.to_vec(), offs.to_vec());
+                self.if_full(
+                    &[],
+                    move |t: &mut Self| {
+                        for c in 0..n {
+                            let (x, y) = (comps[0][c], comps[1][c]);
+                            let l0 = t.shuffle32(x, y, [0, 1, 4, 5]);
+                            let l1 = t.shuffle32(x, y, [2, 3, 6, 7]);
+                            t.b.ins().store(fl, l0, base, (c * 32) as i32);
+                            t.b.ins().store(fl, l1, base, (c * 32 + 16) as i32);
                         }
                         Ok(vec![])
                     },
