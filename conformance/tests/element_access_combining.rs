@@ -12,6 +12,21 @@ const SOURCE: &str = r#"
 typedef struct { double re, im; } cd_t;
 typedef struct { float x, y, z, w; } p4_t;
 typedef struct { float f; int i; } mix_t;
+typedef struct { float re, im; } cf_t;
+
+/* pyopencl's elementwise abs of a complex64 array: clang strength-reduces the loop
+   to a pointer at the imaginary part, read at [-1] and [0]. */
+kernel void cabs_loop(global char *z_base, long z_off, global char *x_base, long x_off,
+                      long n)
+{
+    int lid = get_local_id(0);
+    int gsize = get_global_size(0);
+    int start = get_local_size(0) * get_group_id(0);
+    global float *z = (global float *)(z_base + z_off);
+    global cf_t *x = (global cf_t *)(x_base + x_off);
+    for (long i = start + lid; i < n; i += gsize)
+        z[i] = hypot(x[i].re, x[i].im);
+}
 
 kernel void zmul(global cd_t *z, global const cd_t *x, global const cd_t *y, long n)
 {
@@ -97,6 +112,35 @@ fn complex_double_product_reads_and_writes_whole_elements() {
             }
         }
     }
+}
+
+#[test]
+fn complex_float_abs_in_a_grid_stride_loop() {
+    let ctx = DeviceContext::new();
+    let program = ctx.build(SOURCE, "");
+    let k = program.kernel("cabs_loop");
+    let n = 5000usize;
+    let x: Vec<f32> = (0..2 * n).map(|j| (j as f32 * 0.731).sin() * 4.0).collect();
+    let bx = ctx.buffer_from(&x);
+    let bz = ctx.buffer_from(&vec![-1.0f32; n + 8]);
+    // Byte offsets as pyopencl passes them (views into bigger buffers).
+    k.arg_buffer(0, &bz)
+        .arg(1, 8i64)
+        .arg_buffer(2, &bx)
+        .arg(3, 0i64)
+        .arg(4, n as i64);
+    ctx.run(&k, &[1024], Some(&[64]));
+    let z: Vec<f32> = ctx.read(&bz, n + 8);
+    assert_eq!(&z[..2], &[-1.0, -1.0], "before the view");
+    for i in 0..n {
+        let want = f64::from(x[2 * i]).hypot(f64::from(x[2 * i + 1]));
+        let got = f64::from(z[i + 2]);
+        assert!(
+            (got - want).abs() <= 4.0 * f64::from(f32::EPSILON) * want,
+            "|x[{i}]| = {got}, host {want}"
+        );
+    }
+    assert_eq!(&z[n + 2..], &[-1.0; 6], "after the view");
 }
 
 #[test]

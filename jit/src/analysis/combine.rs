@@ -254,13 +254,17 @@ fn group_of(
     if matches!(storage, Storage::Function | Storage::Input) {
         return None;
     }
+    // Offsets from the lowest (a strength-reduced loop pointer may point at a later
+    // field: `p[-1]` and `p[0]`).
+    let low = accs.iter().map(|a| a.1).min()?;
     let mut comp = Vec::with_capacity(n);
     let mut seen = [false; 4];
     for &(_, off, _) in accs {
-        if off % size != 0 || !(0..n as i64).contains(&(off / size)) {
+        let rel = off - low;
+        if rel % size != 0 || !(0..n as i64).contains(&(rel / size)) {
             return None;
         }
-        let c = (off / size) as usize;
+        let c = (rel / size) as usize;
         if seen[c] {
             return None;
         }
