@@ -140,6 +140,7 @@ fn compile_module(
         // stays: only instructions change).
         if !options.opt_disable {
             analysis::promote::promote(&mut m, &mut flat, &cfg);
+            analysis::simplify::simplify(&m, &mut flat);
         }
         let mut uni = analysis::uniformity::analyze(&m, &flat, &cfg);
         if analysis::ifconvert::if_convert(&mut flat, |c| uni.is_varying(c)) > 0 {

@@ -19,6 +19,7 @@ pub mod placement;
 pub mod promote;
 pub mod provenance;
 pub mod reconverge;
+pub mod simplify;
 pub mod spin;
 pub mod uniformity;
 pub mod unit_params;
