@@ -336,7 +336,7 @@ struct Rewriter<'a> {
     subst: HashMap<Id, Id>,
     /// Undefined value of each word type.
     undef: HashMap<Id, Id>,
-    /// `(bits, constant)` cache for shift amounts.
+    /// `(type, value)` cache of the integer constants added (shift amounts).
     consts: HashMap<(Id, u64), Id>,
 }
 

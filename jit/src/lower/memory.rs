@@ -492,10 +492,6 @@ impl Tr<'_, '_> {
                 let n = self.nchunks(e);
                 let base = *base;
                 let stride = *stride;
-                let tys = vec![vt; n * ncomp];
-                let pl = p.clone();
-                let elems2 = elems.to_vec();
-                let offs2 = offs.to_vec();
                 let fast = move |t: &mut Self| -> Result<Vec<Value>, CompileError> {
                     let mut comps: Vec<Vec<Value>> = vec![Vec::new(); ncomp];
                     for c in 0..n {
@@ -527,15 +523,7 @@ impl Tr<'_, '_> {
                     }
                     Ok(comps.into_iter().flatten().collect())
                 };
-                let v = self.if_full(&tys, fast, move |t| {
-                    let r = t.per_lane_load(&pl, &elems2, &offs2, private)?;
-                    let mut out = Vec::new();
-                    for (l, e) in r.iter().zip(elems2.iter()) {
-                        out.extend(t.chunks_of(*e, l));
-                    }
-                    Ok(out)
-                })?;
-                Ok(v.chunks(n).map(|c| Lv::V(c.to_vec())).collect())
+                self.element_load(p, elems, offs, private, fast)
             }
             Lv::A(base, 16)
                 if elems.len() == 2
@@ -551,10 +539,6 @@ impl Tr<'_, '_> {
                 let (vt, _) = e.chunk();
                 let n = self.nchunks(e);
                 let base = *base;
-                let tys = vec![vt; 2 * n];
-                let pl = p.clone();
-                let elems2 = elems.to_vec();
-                let offs2 = offs.to_vec();
                 let fast = move |t: &mut Self| -> Result<Vec<Value>, CompileError> {
                     let mut comps: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
                     for c in 0..n {
@@ -565,15 +549,7 @@ impl Tr<'_, '_> {
                     }
                     Ok(comps.into_iter().flatten().collect())
                 };
-                let v = self.if_full(&tys, fast, move |t| {
-                    let r = t.per_lane_load(&pl, &elems2, &offs2, private)?;
-                    let mut out = Vec::new();
-                    for (l, e) in r.iter().zip(elems2.iter()) {
-                        out.extend(t.chunks_of(*e, l));
-                    }
-                    Ok(out)
-                })?;
-                Ok(v.chunks(n).map(|c| Lv::V(c.to_vec())).collect())
+                self.element_load(p, elems, offs, private, fast)
             }
             Lv::V(_)
                 if elems.len() == 1
@@ -605,6 +581,32 @@ impl Tr<'_, '_> {
             }
             _ => self.per_lane_load(p, elems, offs, private),
         }
+    }
+
+    /// A load of whole vector elements (`elems`, all of one type): `fast` gives the
+    /// components' chunks, component by component, when every lane is active;
+    /// otherwise lane by lane. One leaf per component.
+    fn element_load(
+        &mut self,
+        p: &Lv,
+        elems: &[Elem],
+        offs: &[u64],
+        private: bool,
+        fast: impl FnOnce(&mut Self) -> Result<Vec<Value>, CompileError>,
+    ) -> Result<Vec<Lv>, CompileError> {
+        let e = elems[0];
+        let n = self.nchunks(e);
+        let tys = vec![e.chunk().0; n * elems.len()];
+        let (pl, elems2, offs2) = (p.clone(), elems.to_vec(), offs.to_vec());
+        let v = self.if_full(&tys, fast, move |t| {
+            let r = t.per_lane_load(&pl, &elems2, &offs2, private)?;
+            let mut out = Vec::new();
+            for (l, e) in r.iter().zip(elems2.iter()) {
+                out.extend(t.chunks_of(*e, l));
+            }
+            Ok(out)
+        })?;
+        Ok(v.chunks(n).map(|c| Lv::V(c.to_vec())).collect())
     }
 
     pub(super) fn fix_bool_load(&mut self, e: Elem, v: Value) -> Value {
