@@ -308,3 +308,65 @@ fn arrays_indexed_at_run_time_stay_in_memory() {
         );
     }
 }
+
+/// Forty private `uint16` variables (640 words), each passed by address to a helper:
+/// more words than a kernel promotes (the rest stay in memory), all of it right.
+const MANY: &str = r#"
+#define IOTA (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+
+__attribute__((noinline)) void step(uint16 *b, uint k)
+{
+    *b = *b * 3u + (uint16)(k) + IOTA;
+}
+
+#define DECL(s) uint16 b##s = (uint16)(seed + g * 7u + (uint)(s * 16)) + IOTA;
+#define STEP(s) if ((g + (uint)s) % 3u != 0u) step(&b##s, g);
+#define FOLD(s) for (int j = 0; j < 16; ++j) acc = acc * 31u + ((uint *)&b##s)[j];
+#define ALL(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) \
+    M(13) M(14) M(15) M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) \
+    M(26) M(27) M(28) M(29) M(30) M(31) M(32) M(33) M(34) M(35) M(36) M(37) M(38) M(39)
+
+kernel void many(global uint *out, uint seed)
+{
+    uint g = get_global_id(0);
+    ALL(DECL)
+    ALL(STEP)
+    uint acc = 0;
+    ALL(FOLD)
+    out[g] = acc;
+}
+"#;
+
+#[test]
+fn many_private_variables_beyond_the_promotion_cap() {
+    let ctx = DeviceContext::new();
+    let program = ctx.build(MANY, "");
+    let k = program.kernel("many");
+    let private = private_bytes(&ctx, &k);
+    assert!(
+        private > 0 && private < 40 * 64,
+        "some of the 40 uint16 variables are promoted, not all: {private} bytes"
+    );
+    let n = 77usize;
+    let seed = 12345u32;
+    let bo = ctx.buffer_zeroed::<u32>(n);
+    k.arg_buffer(0, &bo).arg(1, seed);
+    ctx.run(&k, &[n], None);
+    let got: Vec<u32> = ctx.read(&bo, n);
+    for g in 0..n as u32 {
+        let mut acc = 0u32;
+        for s in 0..40u32 {
+            for j in 0..16u32 {
+                let mut v = seed
+                    .wrapping_add(g.wrapping_mul(7))
+                    .wrapping_add(s * 16)
+                    .wrapping_add(j);
+                if !(g + s).is_multiple_of(3) {
+                    v = v.wrapping_mul(3).wrapping_add(g).wrapping_add(j);
+                }
+                acc = acc.wrapping_mul(31).wrapping_add(v);
+            }
+        }
+        assert_eq!(got[g as usize], acc, "work-item {g}");
+    }
+}

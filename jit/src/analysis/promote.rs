@@ -29,6 +29,11 @@ use crate::spirv::{
 /// unrolling) would cost a phi per word at every merge.
 const MAX_WORDS: u64 = 64;
 
+/// Words promoted per kernel at most: phis are placed per word, up to one per block,
+/// so a kernel of many private structs and many blocks would otherwise get words
+/// times blocks of them. Variables past the cap stay in memory.
+const MAX_TOTAL_WORDS: usize = 512;
+
 /// One scalar piece of an accessed value: its byte offset in the variable, its type
 /// and the composite indices that reach it in the accessed value.
 #[derive(Clone, Debug)]
@@ -237,6 +242,9 @@ impl Plan {
                 _ => continue,
             };
             let n = size.div_ceil(bytes) as usize;
+            if first + n > MAX_TOTAL_WORDS {
+                continue;
+            }
             out.insert(*v, Words { first, bytes, ty });
             word_ty.resize(first + n, ty);
             first += n;
