@@ -8,8 +8,7 @@
 //!
 //! A group is a run of loads (or of stores) with nothing but pure instructions
 //! between them, through pointers at constant byte offsets from one root pointer
-//! (access chains with the same operands count as one root: clang recomputes
-//! `z + i` for each field), of one 32- or 64-bit scalar type, covering 2 or 4
+//! (`const_offsets`), of one 32- or 64-bit scalar type, covering 2 or 4
 //! consecutive scalars, where the lanes' addresses step by exactly the vector's size
 //! (`analysis::affine`): then the lowering's element-wise paths apply. `p[0]` and
 //! `p[1]` of `float *p = &a[i]` are left alone (the lanes overlap).
@@ -40,7 +39,7 @@ pub struct Context<'a> {
 /// uniformity analysis must then run again: the vectors are new ids).
 pub fn combine(m: &mut Module, flat: &mut FlatFunction, cx: &Context) -> usize {
     let types = flat.value_types();
-    let roots = pointer_roots(m, flat, &types);
+    let roots = super::const_offsets::pointer_roots(m, flat, cx.cfg, &types);
     let facts = exact::analyze(
         m,
         flat,
@@ -72,59 +71,6 @@ pub fn combine(m: &mut Module, flat: &mut FlatFunction, cx: &Context) -> usize {
     }
     flat.next_id = ids.next();
     made
-}
-
-/// Pointer id -> (root pointer, byte offset from it), for pointers derived by
-/// bitcasts and constant access chains (roots map to themselves at 0, or to the
-/// first access chain with the same operands).
-fn pointer_roots(
-    m: &Module,
-    flat: &FlatFunction,
-    types: &HashMap<Id, Id>,
-) -> HashMap<Id, (Id, i64)> {
-    let mut roots: HashMap<Id, (Id, i64)> = HashMap::new();
-    let mut chains: HashMap<(Id, Option<Id>, Vec<Id>), Id> = HashMap::new();
-    // Definitions dominate uses and the blocks are in an order where a dominator
-    // comes first (the validator checks it), so one pass sees bases first.
-    for i in flat.blocks.iter().flat_map(|b| &b.insts) {
-        let (Some(r), Some(t)) = (i.result, i.ty) else {
-            continue;
-        };
-        if !matches!(m.ty(t), Ok(Type::Pointer { .. })) {
-            continue;
-        }
-        let derived = match &i.op {
-            Op::Bitcast(p) => Some(roots.get(p).copied().unwrap_or((*p, 0))),
-            Op::AccessChain {
-                base,
-                element,
-                indices,
-            } => types
-                .get(base)
-                .and_then(|bt| m.constant_chain_offset(*bt, *element, indices))
-                .map(|d| {
-                    let (root, off): (Id, i64) = roots.get(base).copied().unwrap_or((*base, 0));
-                    (root, off.wrapping_add(d))
-                }),
-            _ => None,
-        };
-        let own = match &i.op {
-            Op::AccessChain {
-                base,
-                element,
-                indices,
-            } => {
-                let b = roots
-                    .get(base)
-                    .map_or(*base, |&(rb, o)| if o == 0 { rb } else { *base });
-                let key = (b, *element, indices.clone());
-                (*chains.entry(key).or_insert(r), 0)
-            }
-            _ => (r, 0),
-        };
-        roots.insert(r, derived.unwrap_or(own));
-    }
-    roots
 }
 
 /// One combined access: the member instructions' indices in the block (in block

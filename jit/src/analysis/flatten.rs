@@ -32,6 +32,24 @@ impl FlatFunction {
         }
         types
     }
+
+    /// Replaces every value operand `id` by `f(id)`: instruction operands (phi
+    /// values, not their predecessor labels) and terminator conditions, selectors
+    /// and return values. For transformations that drop an instruction in favour of
+    /// a value already defined.
+    pub fn replace_uses(&mut self, f: impl Fn(Id) -> Id) {
+        for b in &mut self.blocks {
+            for i in &mut b.insts {
+                crate::analysis::for_each_operand_mut(&mut i.op, |id| *id = f(*id));
+            }
+            match &mut b.term {
+                Terminator::BranchCond { cond, .. } => *cond = f(*cond),
+                Terminator::Switch { selector, .. } => *selector = f(*selector),
+                Terminator::ReturnValue(v) => *v = f(*v),
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Nesting depth beyond which we call it recursion.

@@ -9,6 +9,7 @@
 pub mod affine;
 pub mod cfg;
 pub mod combine;
+pub mod const_offsets;
 pub mod exact;
 pub mod flatten;
 pub mod guard;

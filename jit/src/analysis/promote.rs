@@ -61,7 +61,7 @@ struct Words {
 /// from `flat.next_id`, and `m.bound` moves above them).
 pub fn promote(m: &mut Module, flat: &mut FlatFunction, cfg: &Cfg) -> usize {
     let types = flat.value_types();
-    let Some(plan) = Plan::find(m, flat, &types) else {
+    let Some(plan) = Plan::find(m, flat, cfg, &types) else {
         return 0;
     };
     let mut ids = IdSource::new(m, flat.next_id);
@@ -70,8 +70,7 @@ pub fn promote(m: &mut Module, flat: &mut FlatFunction, cfg: &Cfg) -> usize {
         return 0;
     }
     let n = words.len();
-    let mut rw = Rewriter::new(flat, cfg, &plan, &words, &types, ids);
-    rw.word_ty = word_ty;
+    let mut rw = Rewriter::new(flat, cfg, &plan, &words, word_ty, &types, ids);
     rw.place_phis();
     rw.rename();
     rw.finish();
@@ -80,8 +79,8 @@ pub fn promote(m: &mut Module, flat: &mut FlatFunction, cfg: &Cfg) -> usize {
 
 /// The variables to promote, with the accesses that decided it.
 struct Plan {
-    /// Variable id -> (pointee type, size in bytes, every leaf accessed).
-    vars: Vec<(Id, Id, u64, Vec<Leaf>)>,
+    /// Variable id -> (size in bytes, every leaf accessed).
+    vars: Vec<(Id, u64, Vec<Leaf>)>,
     /// Pointer id -> (variable, byte offset) for the variable and every pointer
     /// derived from it.
     ptrs: HashMap<Id, (Id, u64)>,
@@ -91,7 +90,7 @@ impl Plan {
     /// Finds the promotable variables: none of their pointers escapes, and every
     /// load and store through them reads or writes 32- or 64-bit scalars at constant,
     /// in-bounds offsets.
-    fn find(m: &Module, flat: &FlatFunction, types: &HashMap<Id, Id>) -> Option<Plan> {
+    fn find(m: &Module, flat: &FlatFunction, cfg: &Cfg, types: &HashMap<Id, Id>) -> Option<Plan> {
         let mut candidates: HashMap<Id, (Id, u64)> = HashMap::new();
         for i in flat.blocks.iter().flat_map(|b| &b.insts) {
             if let (Op::Variable { .. }, Some(r), Some(t)) = (&i.op, i.result, i.ty) {
@@ -107,43 +106,15 @@ impl Plan {
         if candidates.is_empty() {
             return None;
         }
-        // Pointers derived at constant offsets, in block order until nothing changes
-        // (definitions dominate uses, but blocks need not be in dominance order).
-        let mut ptrs: HashMap<Id, (Id, u64)> = candidates.keys().map(|v| (*v, (*v, 0))).collect();
+        // The candidates and the pointers derived from them at offsets >= 0 (a use
+        // of any other pointer derived from them is an escape, below).
+        let mut ptrs: HashMap<Id, (Id, u64)> =
+            super::const_offsets::pointer_roots(m, flat, cfg, types)
+                .into_iter()
+                .filter(|(_, (root, off))| candidates.contains_key(root) && *off >= 0)
+                .map(|(p, (root, off))| (p, (root, off as u64)))
+                .collect();
         let mut bad: HashSet<Id> = HashSet::new();
-        loop {
-            let before = ptrs.len();
-            for i in flat.blocks.iter().flat_map(|b| &b.insts) {
-                let Some(r) = i.result else { continue };
-                if ptrs.contains_key(&r) {
-                    continue;
-                }
-                let derived = match &i.op {
-                    Op::Bitcast(p) | Op::CopyObject(p) | Op::PtrCast(p) => ptrs.get(p).copied(),
-                    Op::AccessChain {
-                        base,
-                        element,
-                        indices,
-                    } => ptrs.get(base).copied().and_then(|(v, off)| {
-                        let bt = types.get(base)?;
-                        match m.constant_chain_offset(*bt, *element, indices) {
-                            Some(d) => Some((v, off.checked_add_signed(d)?)),
-                            None => {
-                                bad.insert(v);
-                                None
-                            }
-                        }
-                    }),
-                    _ => None,
-                };
-                if let Some(d) = derived {
-                    ptrs.insert(r, d);
-                }
-            }
-            if ptrs.len() == before {
-                break;
-            }
-        }
         // Every use of a derived pointer must be one of: a derivation above, a load,
         // the address of a store, or a lifetime marker.
         let mut leaves: HashMap<Id, Vec<Leaf>> = HashMap::new();
@@ -209,10 +180,10 @@ impl Plan {
             if bad.contains(&v) {
                 continue;
             }
-            let (pointee, size) = candidates[&v];
+            let (_, size) = candidates[&v];
             let ls = leaves.remove(&v).unwrap_or_default();
             if ls.iter().all(|l| l.off + u64::from(l.bits / 8) <= size) {
-                vars.push((v, pointee, size, ls));
+                vars.push((v, size, ls));
             }
         }
         ptrs.retain(|_, (v, _)| vars.iter().any(|x| x.0 == *v));
@@ -228,7 +199,7 @@ impl Plan {
         let mut out = HashMap::new();
         let mut word_ty = Vec::new();
         let mut first = 0usize;
-        for (v, _, size, ls) in &self.vars {
+        for (v, size, ls) in &self.vars {
             let same = ls.first().map(|l| l.ty);
             let (bytes, ty) = match same {
                 Some(t)
@@ -338,7 +309,7 @@ struct Rewriter<'a> {
     incoming: HashMap<Id, Vec<(Id, Id)>>,
     /// The word of each phi.
     phi_word: HashMap<Id, usize>,
-    /// The type of each word (set by `promote` from `Plan::assign_words`).
+    /// The type of each word (`Plan::assign_words`).
     word_ty: Vec<Id>,
     /// Load result -> the value that replaces it.
     subst: HashMap<Id, Id>,
@@ -354,6 +325,7 @@ impl<'a> Rewriter<'a> {
         cfg: &'a Cfg,
         plan: &'a Plan,
         words: &'a HashMap<Id, Words>,
+        word_ty: Vec<Id>,
         types: &'a HashMap<Id, Id>,
         ids: IdSource<'a>,
     ) -> Self {
@@ -368,7 +340,7 @@ impl<'a> Rewriter<'a> {
             phis: vec![Vec::new(); nb],
             incoming: HashMap::new(),
             phi_word: HashMap::new(),
-            word_ty: Vec::new(),
+            word_ty,
             subst: HashMap::new(),
             undef: HashMap::new(),
             consts: HashMap::new(),
@@ -840,17 +812,7 @@ impl<'a> Rewriter<'a> {
             }
             id
         };
-        for b in &mut self.flat.blocks {
-            for i in &mut b.insts {
-                crate::analysis::for_each_operand_mut(&mut i.op, |id| *id = resolve(*id));
-            }
-            match &mut b.term {
-                Terminator::BranchCond { cond, .. } => *cond = resolve(*cond),
-                Terminator::Switch { selector, .. } => *selector = resolve(*selector),
-                Terminator::ReturnValue(v) => *v = resolve(*v),
-                _ => {}
-            }
-        }
+        self.flat.replace_uses(resolve);
         self.flat.next_id = self.ids.next();
     }
 }

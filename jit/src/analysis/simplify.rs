@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use super::flatten::FlatFunction;
-use crate::spirv::{BinOp, ConstValue, Id, Module, Op, Terminator, UnOp};
+use crate::spirv::{BinOp, ConstValue, Id, Module, Op, UnOp};
 
 /// Simplifies `flat`; returns how many comparisons were rewritten.
 pub fn simplify(m: &Module, flat: &mut FlatFunction) -> usize {
@@ -68,28 +68,7 @@ pub fn simplify(m: &Module, flat: &mut FlatFunction) -> usize {
         made += 1;
     }
     if !subst.is_empty() {
-        for b in &mut flat.blocks {
-            for i in &mut b.insts {
-                crate::analysis::for_each_operand_mut(&mut i.op, |id| {
-                    if let Some(n) = subst.get(id) {
-                        *id = *n;
-                    }
-                });
-            }
-            match &mut b.term {
-                Terminator::BranchCond { cond, .. } => {
-                    if let Some(n) = subst.get(cond) {
-                        *cond = *n;
-                    }
-                }
-                Terminator::Switch { selector, .. } => {
-                    if let Some(n) = subst.get(selector) {
-                        *selector = *n;
-                    }
-                }
-                _ => {}
-            }
-        }
+        flat.replace_uses(|id| subst.get(&id).copied().unwrap_or(id));
     }
     made
 }

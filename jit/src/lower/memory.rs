@@ -583,6 +583,35 @@ impl Tr<'_, '_> {
         }
     }
 
+    /// A store of whole vector elements (`elems`, all of one type): `fast` stores the
+    /// components' chunks (`comps[component][chunk]`) when every lane is active;
+    /// otherwise lane by lane.
+    fn element_store(
+        &mut self,
+        p: &Lv,
+        leaves: &[Lv],
+        elems: &[Elem],
+        offs: &[u64],
+        fast: impl FnOnce(&mut Self, &[Vec<Value>]),
+    ) -> Result<(), CompileError> {
+        let e = elems[0];
+        let comps: Vec<Vec<Value>> = leaves.iter().map(|l| self.chunks_of(e, l)).collect();
+        let pl = p.clone();
+        let (leaves2, elems2, offs2) = (leaves.to_vec(), elems.to_vec(), offs.to_vec());
+        self.if_full(
+            &[],
+            move |t: &mut Self| {
+                fast(t, &comps);
+                Ok(vec![])
+            },
+            move |t: &mut Self| {
+                t.per_lane_store(&pl, &leaves2, &elems2, &offs2)?;
+                Ok(vec![])
+            },
+        )?;
+        Ok(())
+    }
+
     /// A load of whole vector elements (`elems`, all of one type): `fast` gives the
     /// components' chunks, component by component, when every lane is active;
     /// otherwise lane by lane. One leaf per component.
@@ -713,52 +742,39 @@ impl Tr<'_, '_> {
             {
                 // float2/float4 array elements: transpose to one vector per lane (pair),
                 // 16-byte stores when every lane is active.
-                let e = elems[0];
                 let ncomp = elems.len();
-                let n = self.nchunks(e);
-                let comps: Vec<Vec<Value>> = leaves.iter().map(|l| self.chunks_of(e, l)).collect();
-                let (base, pl) = (*base, p.clone());
-                let (leaves2, elems2, offs2) = (leaves.to_vec(), elems.to_vec(), offs.to_vec());
-                self.if_full(
-                    &[],
-                    move |t: &mut Self| {
-                        for c in 0..n {
-                            let x = comps[0][c];
-                            let y = comps[1][c];
-                            let (z, w) = if ncomp == 4 {
-                                (comps[2][c], comps[3][c])
-                            } else {
-                                (x, y)
-                            };
-                            let t0 = t.shuffle32(x, y, [0, 4, 1, 5]);
-                            let t1 = t.shuffle32(z, w, [0, 4, 1, 5]);
-                            let t2 = t.shuffle32(x, y, [2, 6, 3, 7]);
-                            let t3 = t.shuffle32(z, w, [2, 6, 3, 7]);
-                            let q = [
-                                t.shuffle32(t0, t1, [0, 1, 4, 5]),
-                                t.shuffle32(t0, t1, [2, 3, 6, 7]),
-                                t.shuffle32(t2, t3, [0, 1, 4, 5]),
-                                t.shuffle32(t2, t3, [2, 3, 6, 7]),
-                            ];
-                            if ncomp == 4 {
-                                for (j, v) in q.iter().enumerate() {
-                                    t.b.ins().store(fl, *v, base, ((4 * c + j) * 16) as i32);
-                                }
-                            } else {
-                                let lo = t.shuffle32(q[0], q[1], [0, 1, 4, 5]);
-                                let hi = t.shuffle32(q[2], q[3], [0, 1, 4, 5]);
-                                t.b.ins().store(fl, lo, base, (c * 32) as i32);
-                                t.b.ins().store(fl, hi, base, (c * 32 + 16) as i32);
+                let base = *base;
+                return self.element_store(p, leaves, elems, offs, move |t, comps| {
+                    for c in 0..comps[0].len() {
+                        let x = comps[0][c];
+                        let y = comps[1][c];
+                        let (z, w) = if ncomp == 4 {
+                            (comps[2][c], comps[3][c])
+                        } else {
+                            (x, y)
+                        };
+                        let t0 = t.shuffle32(x, y, [0, 4, 1, 5]);
+                        let t1 = t.shuffle32(z, w, [0, 4, 1, 5]);
+                        let t2 = t.shuffle32(x, y, [2, 6, 3, 7]);
+                        let t3 = t.shuffle32(z, w, [2, 6, 3, 7]);
+                        let q = [
+                            t.shuffle32(t0, t1, [0, 1, 4, 5]),
+                            t.shuffle32(t0, t1, [2, 3, 6, 7]),
+                            t.shuffle32(t2, t3, [0, 1, 4, 5]),
+                            t.shuffle32(t2, t3, [2, 3, 6, 7]),
+                        ];
+                        if ncomp == 4 {
+                            for (j, v) in q.iter().enumerate() {
+                                t.b.ins().store(fl, *v, base, ((4 * c + j) * 16) as i32);
                             }
+                        } else {
+                            let lo = t.shuffle32(q[0], q[1], [0, 1, 4, 5]);
+                            let hi = t.shuffle32(q[2], q[3], [0, 1, 4, 5]);
+                            t.b.ins().store(fl, lo, base, (c * 32) as i32);
+                            t.b.ins().store(fl, hi, base, (c * 32 + 16) as i32);
                         }
-                        Ok(vec![])
-                    },
-                    move |t: &mut Self| {
-                        t.per_lane_store(&pl, &leaves2, &elems2, &offs2)?;
-                        Ok(vec![])
-                    },
-                )?;
-                return Ok(());
+                    }
+                });
             }
         }
         if let Lv::A(base, 16) = p {
@@ -771,29 +787,16 @@ impl Tr<'_, '_> {
             {
                 // double2 array elements: two lanes' components interleaved into one
                 // 16-byte store per lane when every lane is active.
-                let e = elems[0];
-                let n = self.nchunks(e);
-                let comps: Vec<Vec<Value>> = leaves.iter().map(|l| self.chunks_of(e, l)).collect();
-                let (base, pl) = (*base, p.clone());
-                let (leaves2, elems2, offs2) = (leaves.to_vec(), elems.to_vec(), offs.to_vec());
-                self.if_full(
-                    &[],
-                    move |t: &mut Self| {
-                        for c in 0..n {
-                            let (x, y) = (comps[0][c], comps[1][c]);
-                            let l0 = t.shuffle32(x, y, [0, 1, 4, 5]);
-                            let l1 = t.shuffle32(x, y, [2, 3, 6, 7]);
-                            t.b.ins().store(fl, l0, base, (c * 32) as i32);
-                            t.b.ins().store(fl, l1, base, (c * 32 + 16) as i32);
-                        }
-                        Ok(vec![])
-                    },
-                    move |t: &mut Self| {
-                        t.per_lane_store(&pl, &leaves2, &elems2, &offs2)?;
-                        Ok(vec![])
-                    },
-                )?;
-                return Ok(());
+                let base = *base;
+                return self.element_store(p, leaves, elems, offs, move |t, comps| {
+                    for c in 0..comps[0].len() {
+                        let (x, y) = (comps[0][c], comps[1][c]);
+                        let l0 = t.shuffle32(x, y, [0, 1, 4, 5]);
+                        let l1 = t.shuffle32(x, y, [2, 3, 6, 7]);
+                        t.b.ins().store(fl, l0, base, (c * 32) as i32);
+                        t.b.ins().store(fl, l1, base, (c * 32 + 16) as i32);
+                    }
+                });
             }
         }
         if let Lv::V(_) = p {
