@@ -1,9 +1,13 @@
-//! `sub_group_broadcast(p[i], j)` of a private array, as after a 2D block read:
-//! loading `p[i]` for every lane (a gather at the lanes' private stride) and keeping
-//! lane `j` costs W loads, where one load of lane `j`'s address suffices. A private
-//! load whose only use is a following sub-group broadcast or shuffle of the same block,
-//! with nothing in between that may write memory, is deferred to that use
-//! ([`Tr::defer_load`]), which loads only the lane it needs.
+//! `sub_group_broadcast(p[i], j)`: loading `p[i]` for every lane and keeping lane `j`
+//! costs a vector load or W gathered ones (a private array after a 2D block read),
+//! where one load of lane `j`'s address suffices. A load whose uses are all sub-group
+//! broadcasts or shuffles of it later in the same block, with nothing in between
+//! that may write memory, is deferred to them ([`Tr::defer_load`]); each loads only
+//! the lane it needs. A private load qualifies with one use; a load of other memory
+//! with any number (an unrolled sub-group GEMM step broadcasts every element of a row
+//! of A). Lane loads of global or constant memory in blocks no enclosing loop of
+//! which writes memory are marked movable ([`Tr::movable_loads`]), so that a block
+//! emitted chunk by chunk can load them again per chunk.
 
 use std::collections::HashSet;
 
@@ -42,9 +46,15 @@ pub fn broadcast_loads(
             let (Op::Load { ptr, .. }, Some(r)) = (&i.op, i.result) else {
                 continue;
             };
-            if uses.get(&r) != Some(&1) || ptr_storage(*ptr) != Some(Storage::Function) {
+            let Some(&total) = uses.get(&r) else { continue };
+            // Private loads (arrays after a 2D block read) with one use; loads of any
+            // storage whose every use is a broadcast (an unrolled sub-group GEMM step
+            // broadcasts each element of a row of A to the sub-group, 16 times).
+            let storage = ptr_storage(*ptr);
+            if storage.is_none() || (total != 1 && storage == Some(Storage::Function)) {
                 continue;
             }
+            let mut seen = 0u32;
             for j in &b.insts[k + 1..] {
                 match &j.op {
                     Op::Group {
@@ -53,10 +63,14 @@ pub fn broadcast_loads(
                         args,
                         ..
                     } if args.first() == Some(&r) => {
-                        if args.get(1) != Some(&r) && sub_group(*scope) {
-                            out.insert(r);
+                        if args.get(1) == Some(&r) || !sub_group(*scope) {
+                            break;
                         }
-                        break;
+                        seen += 1;
+                        if seen == total {
+                            out.insert(r);
+                            break;
+                        }
                     }
                     // Nothing that may write memory (or use the load otherwise).
                     Op::Store { .. }
@@ -70,7 +84,10 @@ pub fn broadcast_loads(
                     | Op::AsyncCopyNd { .. }
                     | Op::DeviceEnqueue { .. } => break,
                     Op::Group { op, args, .. } => {
-                        if !matches!(op, GroupOp::Broadcast | GroupOp::Shuffle) || args.contains(&r)
+                        if !matches!(
+                            op,
+                            GroupOp::Broadcast | GroupOp::Shuffle | GroupOp::BlockRead
+                        ) || args.contains(&r)
                         {
                             break;
                         }
@@ -128,7 +145,9 @@ impl Tr<'_, '_> {
         index: Id,
         rty: Id,
     ) -> Result<Option<Val>, CompileError> {
-        let Some((ptr, lty, align)) = self.deferred_loads.remove(&value) else {
+        // The entry stays for the load's other broadcasts; a use that cannot load
+        // its lane alone emits the load (and ends the deferral).
+        let Some(&(ptr, lty, align)) = self.deferred_loads.get(&value) else {
             return Ok(None);
         };
         let elems = self.elems(rty)?;
@@ -146,20 +165,80 @@ impl Tr<'_, '_> {
                 let ix = match ie.bits() {
                     64 => *ix,
                     b if b < 64 => self.b.ins().uextend(types::I64, *ix),
-                    _ => return self.emit_deferred(value, ptr, lty, align),
+                    _ => {
+                        self.deferred_loads.remove(&value);
+                        return self.emit_deferred(value, ptr, lty, align);
+                    }
                 };
                 let lane = self.b.ins().band_imm_s(ix, i64::from(self.w) - 1);
                 let off = self.b.ins().imul_imm_s(lane, *stride);
                 let addr = self.b.ins().iadd(*base, off);
                 let fl = ir::MemFlagsData::new().with_notrap();
                 let v = self.b.ins().load(e.scalar(), fl, addr, 0);
+                if self.load_is_movable(ptr) {
+                    self.movable_loads.insert(v);
+                }
                 return Ok(Some(Val {
                     leaves: vec![Lv::U(v)],
                     elems,
                 }));
             }
         }
+        self.deferred_loads.remove(&value);
         self.emit_deferred(value, ptr, lty, align)
+    }
+
+    /// Whether a load through `ptr` in the current block may be moved and copied by
+    /// the mid-end: global or constant memory (another work-item's write to it
+    /// without a barrier would be a data race), and no loop around the block writes
+    /// memory, so that no hoisting out of a loop passes a write.
+    fn load_is_movable(&mut self, ptr: Id) -> bool {
+        let storage = self
+            .type_of(ptr)
+            .ok()
+            .and_then(|t| self.m.pointee(t).ok())
+            .map(|(s, _)| s);
+        if !matches!(
+            storage,
+            Some(Storage::CrossWorkgroup | Storage::UniformConstant)
+        ) {
+            return false;
+        }
+        let Some(bi) = self.cur_block else {
+            return false;
+        };
+        let f = self.f;
+        let mut l = self.cfg.loop_of[bi];
+        while let Some(lp) = l {
+            let writes = self
+                .cfg
+                .loop_blocks(lp)
+                .iter()
+                .any(|&b| f.blocks[b].insts.iter().any(|i| self.may_write(&i.op)));
+            if writes {
+                return false;
+            }
+            l = self.cfg.loops[lp].parent;
+        }
+        true
+    }
+
+    /// Whether `op` may write memory: anything but arithmetic, loads, address
+    /// arithmetic, sub-group reads and OpenCL.std functions without pointer operands.
+    fn may_write(&self, op: &Op) -> bool {
+        match op {
+            Op::Group { op, .. } => !matches!(
+                op,
+                GroupOp::Broadcast | GroupOp::Shuffle | GroupOp::BlockRead
+            ),
+            Op::ExtInst { args, .. } => args.iter().any(|a| {
+                self.type_of(*a)
+                    .ok()
+                    .and_then(|t| self.m.ty(t).ok())
+                    .is_some_and(|t| matches!(t, Type::Pointer { .. }))
+            }),
+            _ => !super::chunk_major::reads_only(op),
+        }
     }
 
     /// Emits the deferred load of `id`, if any (for a use other than the broadcast

@@ -520,6 +520,8 @@ impl Tr<'_, '_> {
         self.cur_block = Some(bi);
         self.clear_hints();
         self.checkpoint_reset();
+        let chunk_major = self.chunk_major_start(bi);
+        self.chunk_major = chunk_major.is_some();
         let f = self.f;
         let blk = &f.blocks[bi];
         for (k, inst) in blk.insts.iter().enumerate() {
@@ -546,6 +548,10 @@ impl Tr<'_, '_> {
                 e
             })?;
             self.checkpoint_after(bi, k, inst.result);
+        }
+        if let Some(start) = chunk_major {
+            self.chunk_major = false;
+            self.chunk_major_finish(bi, start);
         }
         // The back-edge of a loop that may wait for another sub-group: yield.
         if self.regions.yields.contains(&(bi, blk.insts.len())) {

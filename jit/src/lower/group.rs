@@ -312,6 +312,13 @@ impl Tr<'_, '_> {
     /// byte shuffle per chunk brings the lane to lane 0, and the chunk holding it is
     /// selected.
     pub fn lane_dyn(&mut self, e: Elem, v: &Lv, idx: Value) -> Value {
+        // A constant index (an unrolled `sub_group_broadcast(x, kk)`): one lane
+        // extract, where the byte shuffle's pattern would be built at run time
+        // (Cranelift does not fold vector constants).
+        if let Some(k) = self.const_of(idx) {
+            let lane = (k & (i64::from(self.w) - 1)) as usize;
+            return self.lane_of(e, v, lane);
+        }
         let chunks = self.chunks_of(e, v);
         let (ty, lpc) = e.chunk();
         let lb = 16 / lpc;

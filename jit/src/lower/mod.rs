@@ -22,6 +22,7 @@ mod block2d;
 mod block2d_fast;
 mod broadcast_load;
 mod calls;
+mod chunk_major;
 #[cfg(test)]
 mod clif_test;
 mod control;
@@ -245,6 +246,10 @@ pub(crate) struct Tr<'a, 'b> {
     /// (`broadcast_load`), and those of them lowered but not yet emitted.
     pub broadcast_loads: std::collections::HashSet<Id>,
     pub deferred_loads: HashMap<Id, (Id, Id, u32)>,
+    /// Lane loads of deferred broadcasts that the mid-end may move and copy: global
+    /// or constant memory, in a block no enclosing loop of which writes memory
+    /// (`chunk_major` loads them again per chunk).
+    pub movable_loads: std::collections::HashSet<Value>,
     /// The SPIR-V block being lowered (by index).
     pub cur_block: Option<usize>,
     /// printf call sites found so far.
@@ -258,6 +263,9 @@ pub(crate) struct Tr<'a, 'b> {
     /// contiguity branches or active-lane loops, no scheduling checkpoints), since
     /// its single-pass allocator costs blocks x live values.
     pub huge: bool,
+    /// Whether the SPIR-V block being lowered is emitted chunk by chunk
+    /// (`chunk_major`): no scheduling checkpoints inside it.
+    pub chunk_major: bool,
     /// Comparison masks of an affine and a uniform value, by their first chunk.
     affine_cmps: HashMap<Value, affine_cmp::AffineCmp>,
     /// Masks that are logical combinations of others, by their first chunk.
@@ -440,8 +448,10 @@ pub(crate) fn lower_kernel(
             debug_shapes: std::env::var_os("CRANECL_DEBUG_SHAPES").is_some_and(|v| v != "0"),
             broadcast_loads: Default::default(),
             deferred_loads: HashMap::new(),
+            movable_loads: std::collections::HashSet::new(),
             variants,
             huge,
+            chunk_major: false,
             pending: Default::default(),
             affine_cmps: HashMap::new(),
             bool_combs: HashMap::new(),

@@ -74,7 +74,8 @@ impl Tr<'_, '_> {
         // A huge kernel is compiled without the mid-end (`crate::tiers`): nothing
         // reorders its instructions, and a block per checkpoint would only multiply
         // the block boundaries its allocator passes every live value through.
-        let Some(r) = r.filter(|_| !self.huge) else {
+        // A block emitted chunk by chunk (`chunk_major`) has its own jumps.
+        let Some(r) = r.filter(|_| !self.huge && !self.chunk_major) else {
             return;
         };
         // Loads only a later broadcast reads are placeholders until then.

@@ -160,8 +160,48 @@ impl Tr<'_, '_> {
         } else {
             v
         };
-        let x = self.b.ins().splat(ty, s);
+        let x = self
+            .splat_of_lane(ty, s)
+            .unwrap_or_else(|| self.b.ins().splat(ty, s));
         vec![x; self.nchunks(e)]
+    }
+
+    /// `splat(extractlane(x, j))` of a vector `x` of the chunk type `ty` as one lane
+    /// shuffle of `x` (x86 `pshufd`), where extracting and splatting take two or three
+    /// instructions: a `sub_group_broadcast` of an unrolled index, used by every chunk
+    /// of a varying multiply-add.
+    fn splat_of_lane(&mut self, ty: Type, s: Value) -> Option<Value> {
+        let dfg = &self.b.func.dfg;
+        let inst = dfg.value_def(s).inst()?;
+        let ir::InstructionData::BinaryImm8 {
+            opcode: ir::Opcode::Extractlane,
+            arg,
+            imm,
+        } = dfg.insts[inst]
+        else {
+            return None;
+        };
+        if dfg.value_type(arg) != ty || ty.bits() != 128 {
+            return None;
+        }
+        let lane_bytes = (ty.lane_bits() / 8) as usize;
+        let mut mask = [0u8; 16];
+        for (i, m) in mask.iter_mut().enumerate() {
+            *m = (usize::from(imm) * lane_bytes + i % lane_bytes) as u8;
+        }
+        let imm = self.shuffle_imm(mask);
+        let fl = little();
+        let bytes = if ty == types::I8X16 {
+            arg
+        } else {
+            self.b.ins().bitcast(types::I8X16, fl, arg)
+        };
+        let r = self.b.ins().shuffle(bytes, bytes, imm);
+        Some(if ty == types::I8X16 {
+            r
+        } else {
+            self.b.ins().bitcast(ty, fl, r)
+        })
     }
 
     /// The immediate of byte shuffle `mask`, shared by every shuffle with that mask.
