@@ -137,6 +137,26 @@ fn host_gemm(
     c
 }
 
+/// Runs `gemm` on `a` and `b` ((m, n, k, sub-group size)); C starts as `unwritten`
+/// (a NaN), so an element the kernel skips fails the comparison.
+fn device_gemm<T: Pod>(
+    ctx: &DeviceContext,
+    kernel: &Kernel,
+    (m, n, k, sg): (usize, usize, usize, usize),
+    (a, b, unwritten): (&[T], &[T], T),
+) -> Vec<T> {
+    let (ba, bb) = (ctx.buffer_from(a), ctx.buffer_from(b));
+    let bc = ctx.buffer_from(&vec![unwritten; m * n]);
+    kernel
+        .arg(0, n as i32)
+        .arg(1, k as i32)
+        .arg_buffer(2, &ba)
+        .arg_buffer(3, &bb)
+        .arg_buffer(4, &bc);
+    ctx.run(kernel, &[n, m / 8], Some(&[sg, 1]));
+    ctx.read(&bc, m * n)
+}
+
 fn run_gemm(sg: usize, double: bool, rotate: bool) {
     let ctx = DeviceContext::new();
     if !require(
@@ -163,29 +183,11 @@ fn run_gemm(sg: usize, double: bool, rotate: bool) {
         .collect();
     let want = host_gemm(m, n, k, &a, &b, sg, rotate);
     let got: Vec<f64> = if double {
-        let (ba, bb) = (ctx.buffer_from(&a), ctx.buffer_from(&b));
-        let bc = ctx.buffer_from(&vec![f64::NAN; m * n]);
-        kernel
-            .arg(0, n as i32)
-            .arg(1, k as i32)
-            .arg_buffer(2, &ba)
-            .arg_buffer(3, &bb)
-            .arg_buffer(4, &bc);
-        ctx.run(&kernel, &[n, m / 8], Some(&[sg, 1]));
-        ctx.read(&bc, m * n)
+        device_gemm(&ctx, &kernel, (m, n, k, sg), (&a, &b, f64::NAN))
     } else {
-        let af: Vec<f32> = a.iter().map(|&x| x as f32).collect();
-        let bf: Vec<f32> = b.iter().map(|&x| x as f32).collect();
-        let (ba, bb) = (ctx.buffer_from(&af), ctx.buffer_from(&bf));
-        let bc = ctx.buffer_from(&vec![f32::NAN; m * n]);
-        kernel
-            .arg(0, n as i32)
-            .arg(1, k as i32)
-            .arg_buffer(2, &ba)
-            .arg_buffer(3, &bb)
-            .arg_buffer(4, &bc);
-        ctx.run(&kernel, &[n, m / 8], Some(&[sg, 1]));
-        let c: Vec<f32> = ctx.read(&bc, m * n);
+        let narrow = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        let (af, bf) = (narrow(&a), narrow(&b));
+        let c: Vec<f32> = device_gemm(&ctx, &kernel, (m, n, k, sg), (&af, &bf, f32::NAN));
         c.into_iter().map(f64::from).collect()
     };
     // Inputs are multiples of 1/8 and 1/4 with small sums: exact in float and double.

@@ -25,7 +25,7 @@ use super::storage::Stored;
 use super::value::{Elem, Lv};
 use super::Tr;
 use crate::analysis::liveness::AT_END;
-use crate::spirv::Op;
+use crate::spirv::{Id, Op};
 
 /// Lanes per color: the lanes of one 32-bit chunk.
 const LANES_PER_COLOR: u32 = 4;
@@ -84,12 +84,7 @@ impl Tr<'_, '_> {
             if matches!(inst.op, Op::Phi(_)) || !self.uni.is_varying(r) {
                 continue;
             }
-            let used_later = self
-                .regions
-                .uses
-                .uses_of(r)
-                .iter()
-                .any(|&(ub, uk)| ub != bi || uk == AT_END);
+            let used_later = self.used_after_block(r, bi);
             if !used_later {
                 continue;
             }
@@ -157,12 +152,7 @@ impl Tr<'_, '_> {
             let Some(Stored::Direct(leaves)) = self.vals.get(&r) else {
                 continue;
             };
-            let used_later = self
-                .regions
-                .uses
-                .uses_of(r)
-                .iter()
-                .any(|&(ub, uk)| ub != bi || uk == AT_END);
+            let used_later = self.used_after_block(r, bi);
             for leaf in leaves {
                 let Lv::V(chunks) = leaf else { continue };
                 for (c, &v) in chunks.iter().enumerate() {
@@ -337,13 +327,7 @@ impl Tr<'_, '_> {
             .insts
             .iter()
             .filter_map(|i| i.result)
-            .filter(|&r| {
-                self.regions
-                    .uses
-                    .uses_of(r)
-                    .iter()
-                    .any(|&(ub, uk)| ub != bi || uk == AT_END)
-            })
+            .filter(|&r| self.used_after_block(r, bi))
             .filter_map(|r| match self.vals.get(&r) {
                 Some(Stored::Direct(leaves)) => Some(leaves.clone()),
                 _ => None,
@@ -382,6 +366,16 @@ impl Tr<'_, '_> {
                 }
             }
         }
+    }
+
+    /// Whether SPIR-V value `r` of block `bi` is used after the block (in another
+    /// block, or by its terminator or a phi on one of its edges).
+    fn used_after_block(&self, r: Id, bi: usize) -> bool {
+        self.regions
+            .uses
+            .uses_of(r)
+            .iter()
+            .any(|&(ub, uk)| ub != bi || uk == AT_END)
     }
 
     /// The shared `splat(load x)` pairs (value of the splat -> (load, splat)) used by
