@@ -63,6 +63,9 @@ struct Shared {
     pending: AtomicUsize,
     /// Workers parked (or about to park) on `wake`; changed under `sleep`.
     parked: AtomicUsize,
+    /// Workers in their idle spin: each takes the next queued item without being
+    /// woken, so queuing wakes parked workers only beyond these.
+    spinning: AtomicUsize,
     /// Held only to park a worker and to wake a parked one.
     sleep: Mutex<()>,
     wake: Condvar,
@@ -81,6 +84,11 @@ static NUM_WORKERS: OnceLock<usize> = OnceLock::new();
 
 thread_local! {
     static IS_WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Set while a worker runs a task and until that task queues one: the first task
+    /// a running task queues (the next command of an in-order queue, released when
+    /// this one completes) is left to this worker, which takes it as soon as it
+    /// returns, instead of waking a parked one to race it for it.
+    static SUCCESSOR_FREE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Number of workers: `CRANECL_NUM_THREADS` when it is a positive integer, else the
@@ -155,6 +163,7 @@ fn pool() -> &'static Shared {
         tasks: SegQueue::new(),
         pending: AtomicUsize::new(0),
         parked: AtomicUsize::new(0),
+        spinning: AtomicUsize::new(0),
         sleep: Mutex::new(()),
         wake: Condvar::new(),
         workers,
@@ -189,7 +198,9 @@ fn queue_task(task: Queued) {
     let shared = pool();
     shared.pending.fetch_add(1, Ordering::SeqCst);
     shared.tasks.push(task);
-    shared.wake_parked(1);
+    if !SUCCESSOR_FREE.with(|f| f.replace(false)) {
+        shared.wake_parked(1);
+    }
 }
 
 /// Asks up to `helpers` workers to join `work`. Invitations that arrive after the
@@ -216,7 +227,16 @@ impl Shared {
     /// `parked`. One of the two sees the other's write: either the worker finds the
     /// item and does not sleep, or this sees it parked and notifies under `sleep`,
     /// which the worker holds until it waits.
+    ///
+    /// Spinning workers count as woken: one that stops spinning without having found
+    /// the item raises nothing and reads `pending` before it parks (see
+    /// [`next_work`]), so it finds the item; one that took an item while others
+    /// were queued wakes another.
     fn wake_parked(&self, n: usize) {
+        let n = n.saturating_sub(self.spinning.load(Ordering::SeqCst));
+        if n == 0 {
+            return;
+        }
         let parked = self.parked.load(Ordering::SeqCst);
         if parked == 0 {
             return;
@@ -247,11 +267,14 @@ fn worker_main(shared: &'static Shared) {
     IS_WORKER.with(|w| w.set(true));
     loop {
         let work = next_work(shared);
+        let is_task = matches!(work, Work::Task(_));
+        SUCCESSOR_FREE.with(|f| f.set(is_task));
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| match work {
             Work::Assist(inv) => inv.assist(),
             Work::Task(Queued::Boxed(task)) => task(),
             Work::Task(Queued::Shared(task)) => task.run(),
         }));
+        SUCCESSOR_FREE.with(|f| f.set(false));
         if let Err(payload) = outcome {
             eprintln!(
                 "cranecl: a task on {} panicked: {}",
@@ -265,9 +288,16 @@ fn worker_main(shared: &'static Shared) {
 /// Waits for the next piece of work: spin briefly, then park.
 fn next_work(shared: &Shared) -> Work {
     let spin_until = Instant::now() + IDLE_SPIN;
+    shared.spinning.fetch_add(1, Ordering::SeqCst);
     loop {
         if shared.pending.load(Ordering::Acquire) > 0 {
             if let Some(work) = shared.take() {
+                shared.spinning.fetch_sub(1, Ordering::SeqCst);
+                // Queuing threads counted on this spinner: if more is queued, another
+                // worker must come.
+                if shared.pending.load(Ordering::SeqCst) > 0 {
+                    shared.wake_parked(1);
+                }
                 return work;
             }
         }
@@ -278,6 +308,7 @@ fn next_work(shared: &Shared) -> Work {
             std::hint::spin_loop();
         }
     }
+    shared.spinning.fetch_sub(1, Ordering::SeqCst);
     loop {
         if let Some(work) = shared.take() {
             return work;

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cranecl_jit::{CompiledKernel, KernelInfo, WorkGroupState};
 
@@ -602,4 +602,63 @@ fn tasks_queued_while_workers_park_all_run() {
     rx.recv_timeout(Duration::from_secs(30))
         .unwrap_or_else(|_| panic!("{} of {total} tasks ran", done.load(Ordering::SeqCst)));
     assert_eq!(done.load(Ordering::SeqCst), total);
+}
+
+/// A task that queues two tasks which can only finish together: the first is left to
+/// the queuing worker (it takes it when its task returns, no wake-up), so the second
+/// must wake a parked worker, or both would wait forever. Rounds sleep past the idle
+/// spin so that the other worker has parked.
+#[test]
+fn second_task_queued_by_a_task_wakes_a_worker() {
+    if num_workers() < 2 {
+        return;
+    }
+    for round in 0..6 {
+        std::thread::sleep(Duration::from_millis(2));
+        let (tx, rx) = mpsc::channel();
+        let started = Arc::new(AtomicUsize::new(0));
+        spawn(Box::new(move || {
+            for _ in 0..2 {
+                let started = started.clone();
+                let tx = tx.clone();
+                spawn(Box::new(move || {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    while started.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+                        std::hint::spin_loop();
+                    }
+                    let _ = tx.send(started.load(Ordering::SeqCst));
+                }));
+            }
+        }));
+        for _ in 0..2 {
+            let seen = rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("a queued task never ran");
+            assert_eq!(
+                seen, 2,
+                "round {round}: the two tasks did not run at the same time"
+            );
+        }
+    }
+}
+
+/// A chain of tasks, each queuing the next (an in-order queue's commands released by
+/// their predecessors), with pauses past the idle spin: every link runs.
+#[test]
+fn chains_of_tasks_queued_by_tasks_all_run() {
+    fn link(left: usize, tx: mpsc::Sender<()>) {
+        if left == 0 {
+            let _ = tx.send(());
+            return;
+        }
+        if left.is_multiple_of(16) {
+            std::thread::sleep(Duration::from_micros(300));
+        }
+        spawn(Box::new(move || link(left - 1, tx)));
+    }
+    let (tx, rx) = mpsc::channel();
+    spawn(Box::new(move || link(200, tx)));
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("a chain of tasks stopped");
 }
