@@ -46,6 +46,7 @@ const MIN_INSTS: usize = 32;
 /// Where a block's chunk-major emission started.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Start {
+    /// The Cranelift block current when the SPIR-V block's lowering began.
     block: ir::Block,
     /// The last instruction of `block` before the SPIR-V block's code.
     after: Option<ir::Inst>,
@@ -54,8 +55,11 @@ pub(crate) struct Start {
 /// What an instruction of the block belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
+    /// Not decided yet (an instruction inside one SPIR-V operation's lowering).
     Unset,
+    /// Belongs to the lanes `4 c .. 4 c + 3`: emitted in that color's part.
     Color(u32),
+    /// Needed by several colors, or reading several: emitted first.
     Shared,
 }
 
