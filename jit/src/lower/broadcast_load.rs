@@ -121,7 +121,24 @@ impl Tr<'_, '_> {
                 .is_some_and(|t| matches!(t, Type::Pointer { .. }))
         };
         let sub_group = |scope: Id| self.scope_value(scope).is_ok_and(|s| s == 3);
-        self.broadcast_loads = broadcast_loads(self.f, storage, is_ptr, sub_group);
+        let found = broadcast_loads(self.f, storage, is_ptr, sub_group);
+        // Which loops write memory, once per function (`load_is_movable` asks per
+        // deferred lane load), and only when some load is deferred at all.
+        let writing_loops = if found.is_empty() {
+            Vec::new()
+        } else {
+            let f = self.f;
+            let writes: Vec<bool> = f
+                .blocks
+                .iter()
+                .map(|b| b.insts.iter().any(|i| may_write(&i.op, is_ptr)))
+                .collect();
+            (0..self.cfg.loops.len())
+                .map(|l| self.cfg.loop_blocks(l).iter().any(|&b| writes[b]))
+                .collect()
+        };
+        self.broadcast_loads = found;
+        self.writing_loops = writing_loops;
     }
 
     /// Whether the load of `res` is deferred to its broadcast (then recorded).
@@ -207,38 +224,14 @@ impl Tr<'_, '_> {
         let Some(bi) = self.cur_block else {
             return false;
         };
-        let f = self.f;
         let mut l = self.cfg.loop_of[bi];
         while let Some(lp) = l {
-            let writes = self
-                .cfg
-                .loop_blocks(lp)
-                .iter()
-                .any(|&b| f.blocks[b].insts.iter().any(|i| self.may_write(&i.op)));
-            if writes {
+            if self.writing_loops.get(lp).copied().unwrap_or(true) {
                 return false;
             }
             l = self.cfg.loops[lp].parent;
         }
         true
-    }
-
-    /// Whether `op` may write memory: anything but arithmetic, loads, address
-    /// arithmetic, sub-group reads and OpenCL.std functions without pointer operands.
-    fn may_write(&self, op: &Op) -> bool {
-        match op {
-            Op::Group { op, .. } => !matches!(
-                op,
-                GroupOp::Broadcast | GroupOp::Shuffle | GroupOp::BlockRead
-            ),
-            Op::ExtInst { args, .. } => args.iter().any(|a| {
-                self.type_of(*a)
-                    .ok()
-                    .and_then(|t| self.m.ty(t).ok())
-                    .is_some_and(|t| matches!(t, Type::Pointer { .. }))
-            }),
-            _ => !super::chunk_major::reads_only(op),
-        }
     }
 
     /// Emits the deferred load of `id`, if any (for a use other than the broadcast
@@ -260,5 +253,19 @@ impl Tr<'_, '_> {
         let v = self.load(ptr, lty, align)?;
         self.define(value, v);
         Ok(None)
+    }
+}
+
+/// Whether `op` may write memory: anything but arithmetic, loads, address
+/// arithmetic, sub-group reads and OpenCL.std functions without pointer operands
+/// (`is_pointer` tells a pointer operand).
+fn may_write(op: &Op, is_pointer: impl Fn(Id) -> bool) -> bool {
+    match op {
+        Op::Group { op, .. } => !matches!(
+            op,
+            GroupOp::Broadcast | GroupOp::Shuffle | GroupOp::BlockRead
+        ),
+        Op::ExtInst { args, .. } => args.iter().any(|a| is_pointer(*a)),
+        _ => !super::chunk_major::reads_only(op),
     }
 }

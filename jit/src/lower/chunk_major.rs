@@ -149,7 +149,9 @@ impl Tr<'_, '_> {
         // Seeds: chunk c of a varying SPIR-V value of this block has the color of
         // its lanes (a chunk of more than one color's lanes is shared).
         let mut class = vec![Class::Unset; insts.len()];
-        let mut outputs: Vec<Vec<Value>> = Vec::new();
+        // Chunk values of this block's SPIR-V values used after it: passed on by the
+        // jumps that end their colors.
+        let mut outputs: HashSet<Value> = HashSet::new();
         let f = self.f;
         for inst in &f.blocks[bi].insts {
             let Some(r) = inst.result else { continue };
@@ -172,12 +174,8 @@ impl Tr<'_, '_> {
                         old if old == new => old,
                         _ => Class::Shared,
                     };
-                    if let (Class::Color(col), true) = (new, used_later) {
-                        let col = col as usize;
-                        if outputs.len() <= col {
-                            outputs.resize(col + 1, Vec::new());
-                        }
-                        outputs[col].push(v);
+                    if matches!(new, Class::Color(_)) && used_later {
+                        outputs.insert(v);
                     }
                 }
             }
@@ -252,10 +250,8 @@ impl Tr<'_, '_> {
         if used.iter().filter(|u| **u).count() < 2 {
             return;
         }
-        outputs.resize(colors, Vec::new());
 
-        let remat = self.remat_candidates(&insts, &class, &users);
-        let output_set: HashSet<Value> = outputs.iter().flatten().copied().collect();
+        let remat = self.remat_candidates(&insts, &index, &class, &users);
         let layout = &mut self.b.func.layout;
         for &i in &insts {
             layout.remove_inst(i);
@@ -280,7 +276,7 @@ impl Tr<'_, '_> {
                 // A broadcast load every color reads is loaded again in each color.
                 let args: Vec<Value> = self.b.func.dfg.inst_values(insts[k]).collect();
                 for v in args {
-                    if let Some(&(load, splat)) = remat.get(&v) {
+                    if let Some(&(load, splat, _)) = remat.get(&v) {
                         if let std::collections::hash_map::Entry::Vacant(e) = copies.entry((v, c)) {
                             e.insert(self.copy_splat_load(load, splat, c));
                         }
@@ -314,7 +310,7 @@ impl Tr<'_, '_> {
                     for &d in &members[..=n] {
                         let later = users[d].iter().any(|&u| !placed[u]);
                         for &r in self.b.func.dfg.inst_results(insts[d]) {
-                            if later || output_set.contains(&r) {
+                            if later || outputs.contains(&r) {
                                 live.push(r);
                             }
                         }
@@ -342,13 +338,10 @@ impl Tr<'_, '_> {
                 _ => None,
             })
             .collect();
-        for &(load, splat) in remat.values() {
-            let k = index_of(&insts, splat);
-            let all_copied = k.is_some_and(|k| {
-                users[k]
-                    .iter()
-                    .all(|&u| matches!(class[u], Class::Color(_)))
-            });
+        for &(load, splat, k) in remat.values() {
+            let all_copied = users[k]
+                .iter()
+                .all(|&u| matches!(class[u], Class::Color(_)));
             let scalar = self.b.func.dfg.first_result(load);
             if all_copied && !escaping.contains(&scalar) {
                 self.b.func.layout.remove_inst(splat);
@@ -382,19 +375,19 @@ impl Tr<'_, '_> {
             .any(|&(ub, uk)| ub != bi || uk == AT_END)
     }
 
-    /// The shared `splat(load x)` pairs (value of the splat -> (load, splat)) used by
+    /// The shared `splat(load x)` pairs (value of the splat -> (load, splat, the
+    /// splat's position in `insts`; `index` is the inverse of `insts`)) used by
     /// colored instructions, whose load has no other use: each color loads its own
     /// copy (one `vbroadcastss` from memory) instead of keeping one broadcast live,
     /// and spilled, across all colors.
     fn remat_candidates(
         &self,
         insts: &[ir::Inst],
+        index: &HashMap<ir::Inst, usize>,
         class: &[Class],
         users: &[Vec<usize>],
-    ) -> HashMap<Value, (ir::Inst, ir::Inst)> {
+    ) -> HashMap<Value, (ir::Inst, ir::Inst, usize)> {
         let dfg = &self.b.func.dfg;
-        let index: HashMap<ir::Inst, usize> =
-            insts.iter().enumerate().map(|(k, &i)| (i, k)).collect();
         let mut out = HashMap::new();
         for (k, &i) in insts.iter().enumerate() {
             let ir::InstructionData::Unary {
@@ -424,7 +417,7 @@ impl Tr<'_, '_> {
                     .iter()
                     .any(|&u| matches!(class[u], Class::Color(_)))
             {
-                out.insert(dfg.first_result(i), (l, i));
+                out.insert(dfg.first_result(i), (l, i, k));
             }
         }
         out
@@ -457,34 +450,23 @@ impl Tr<'_, '_> {
     }
 
     /// Ends the current block with a jump passing `live` (original names) to a new
-    /// block's parameters and records their new names.
+    /// block ([`Tr::jump_to_new_block`]) and records their new names; returns the
+    /// new block.
     fn pass_through_jump(
         &mut self,
         live: &[Value],
         renamed: &mut HashMap<Value, Value>,
     ) -> ir::Block {
-        let next = self.b.create_block();
-        let mut args = Vec::with_capacity(live.len());
-        for v in live {
-            let now = renamed.get(v).copied().unwrap_or(*v);
-            let ty = self.b.func.dfg.value_type(now);
-            self.b.append_block_param(next, ty);
-            args.push(ir::BlockArg::Value(now));
-        }
-        self.b.ins().jump(next, &args);
-        self.b.switch_to_block(next);
-        self.b.seal_block(next);
-        let params = self.b.block_params(next).to_vec();
+        let now: Vec<Value> = live
+            .iter()
+            .map(|v| renamed.get(v).copied().unwrap_or(*v))
+            .collect();
+        let (next, params) = self.jump_to_new_block(&now);
         for (v, p) in live.iter().zip(params) {
             renamed.insert(*v, p);
         }
         next
     }
-}
-
-/// Position of `inst` in `insts`.
-fn index_of(insts: &[ir::Inst], inst: ir::Inst) -> Option<usize> {
-    insts.iter().position(|&i| i == inst)
 }
 
 /// Whether SPIR-V operation `op` is lowered without side effects other than loads

@@ -250,6 +250,9 @@ pub(crate) struct Tr<'a, 'b> {
     /// or constant memory, in a block no enclosing loop of which writes memory
     /// (`chunk_major` loads them again per chunk).
     pub movable_loads: std::collections::HashSet<Value>,
+    /// Per loop of the function, whether it may write memory (computed with
+    /// [`Tr::broadcast_loads`], empty when no load is deferred).
+    pub writing_loops: Vec<bool>,
     /// The SPIR-V block being lowered (by index).
     pub cur_block: Option<usize>,
     /// printf call sites found so far.
@@ -449,6 +452,7 @@ pub(crate) fn lower_kernel(
             broadcast_loads: Default::default(),
             deferred_loads: HashMap::new(),
             movable_loads: std::collections::HashSet::new(),
+            writing_loops: Vec::new(),
             variants,
             huge,
             chunk_major: false,

@@ -145,16 +145,7 @@ impl Tr<'_, '_> {
         if args.is_empty() || filled || self.b.is_unreachable() {
             return;
         }
-        let next = self.b.create_block();
-        for v in &args {
-            let ty = self.b.func.dfg.value_type(*v);
-            self.b.append_block_param(next, ty);
-        }
-        let ba: Vec<ir::BlockArg> = args.iter().map(|v| ir::BlockArg::Value(*v)).collect();
-        self.b.ins().jump(next, &ba);
-        self.b.switch_to_block(next);
-        self.b.seal_block(next);
-        let params = self.b.block_params(next).to_vec();
+        let (_, params) = self.jump_to_new_block(&args);
         let mut rest = params.into_iter();
         for (id, li) in plan {
             if let Some(Stored::Direct(leaves)) = self.vals.get_mut(&id) {
@@ -167,5 +158,21 @@ impl Tr<'_, '_> {
                 }
             }
         }
+    }
+
+    /// Ends the current block with a jump passing `args` to a new block, which
+    /// becomes current; returns it and its parameters (one per argument). Values
+    /// computed before the jump cannot be sunk past it by the mid-end.
+    pub(super) fn jump_to_new_block(&mut self, args: &[Value]) -> (ir::Block, Vec<Value>) {
+        let next = self.b.create_block();
+        for v in args {
+            let ty = self.b.func.dfg.value_type(*v);
+            self.b.append_block_param(next, ty);
+        }
+        let ba: Vec<ir::BlockArg> = args.iter().map(|v| ir::BlockArg::Value(*v)).collect();
+        self.b.ins().jump(next, &ba);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
+        (next, self.b.block_params(next).to_vec())
     }
 }
