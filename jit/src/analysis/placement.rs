@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::cfg::Cfg;
 use super::liveness::Uses;
+use super::uniformity::Uniformity;
 use crate::spirv::Id;
 
 /// The placement decisions for one kernel.
@@ -38,6 +39,10 @@ pub struct Placement {
     /// Values the masked body keeps in frontend variables: some use lies outside the
     /// skip region of the defining block.
     pub in_vars: HashSet<Id>,
+    /// Values used after loops that every lane leaves together and otherwise only
+    /// in the skip region of their definition: the masked body reads them after the
+    /// loop from a header phi's accumulator or puts them in `in_vars`.
+    pub left_together: HashSet<Id>,
 }
 
 impl Placement {
@@ -49,6 +54,7 @@ impl Placement {
     /// defined first and used in a thousand divergent ifs after).
     pub fn new(
         cfg: &Cfg,
+        uni: &Uniformity,
         uses: &Uses,
         barriers: &[(usize, usize)],
         home_crossing: bool,
@@ -68,6 +74,7 @@ impl Placement {
             region_depth,
             homed: HashSet::new(),
             in_vars: HashSet::new(),
+            left_together: HashSet::new(),
         };
         // Barrier points in linear order, and the loops holding one.
         let mut points: Vec<(usize, usize)> = barriers
@@ -101,6 +108,13 @@ impl Placement {
             let mut in_region = true;
             let mut leaves_loop = false;
             let mut homed = false;
+            let mut together = false;
+            // Whether some use outside the loop sees lanes that left it apart.
+            let needs_liveout = |d: usize| {
+                uses.uses_of(id).iter().any(|&(ub, _)| {
+                    cfg.pos[ub] != usize::MAX && !uni.leaves_loops_together(cfg, d, ub)
+                })
+            };
             for &(ub, uk) in uses.uses_of(id) {
                 let pu = cfg.pos[ub];
                 if pu == usize::MAX {
@@ -120,7 +134,11 @@ impl Placement {
                     _ => in_region = false,
                 }
             }
-            if leaves_loop && in_region {
+            if leaves_loop && in_region && !needs_liveout(d) {
+                // Every lane leaves the loops together (no live-out accumulator):
+                // the uses read the value where it was last defined.
+                together = true;
+            } else if leaves_loop && in_region {
                 // The loop's exits write the live-out accumulator from the value: the
                 // exiting blocks the definition dominates read it there.
                 if let Some(l) = inner {
@@ -138,6 +156,8 @@ impl Placement {
             }
             if homed {
                 p.homed.insert(id);
+            } else if together {
+                p.left_together.insert(id);
             } else if !in_region {
                 p.in_vars.insert(id);
             }

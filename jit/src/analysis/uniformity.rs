@@ -29,6 +29,10 @@ pub struct Uniformity {
     pub varying: HashSet<Id>,
     /// Blocks (by index) that end in a divergent branch.
     pub divergent_branch: Vec<bool>,
+    /// Loops (by index) that lanes may leave in different iterations or by
+    /// different exits: values defined in one of them and used after it need a
+    /// per-lane copy taken when each lane leaves.
+    pub divergent_loop: Vec<bool>,
 }
 
 impl Uniformity {
@@ -40,6 +44,28 @@ impl Uniformity {
     /// Whether the function has any divergent branch.
     pub fn any_divergence(&self) -> bool {
         self.divergent_branch.iter().any(|d| *d)
+    }
+
+    /// Whether lanes may leave loop `l` at different times (unknown loops: yes).
+    pub fn loop_diverges(&self, l: usize) -> bool {
+        self.divergent_loop.get(l).copied().unwrap_or(true)
+    }
+
+    /// Whether every lane that reaches block `at` from a definition in block
+    /// `def_block` left the loops between them together (same iteration, same
+    /// exit), so that the definition's last value is every lane's value there.
+    pub fn leaves_loops_together(&self, cfg: &Cfg, def_block: usize, at: usize) -> bool {
+        let mut l = cfg.loop_of[def_block];
+        while let Some(li) = l {
+            if cfg.in_loop(li, at) {
+                return true;
+            }
+            if self.loop_diverges(li) {
+                return false;
+            }
+            l = cfg.loops[li].parent;
+        }
+        true
     }
 }
 
@@ -258,6 +284,7 @@ pub fn analyze(m: &Module, f: &FlatFunction, cfg: &Cfg) -> Uniformity {
     Uniformity {
         varying,
         divergent_branch: divergent,
+        divergent_loop: loop_divergent,
     }
 }
 

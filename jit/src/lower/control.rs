@@ -54,8 +54,21 @@ pub(crate) struct BodyState {
     pub liveout: std::collections::HashMap<Id, LiveOut>,
     /// The live-outs of each loop.
     pub liveout_by_loop: std::collections::HashMap<usize, Vec<Id>>,
-    /// The last linear position where each live-out is read.
+    /// The last linear position where each live-out is read (accumulated or
+    /// [`BodyState::via_header`]).
     pub liveout_end: std::collections::HashMap<Id, usize>,
+    /// Values used after a loop that every lane leaves together, from its only
+    /// exiting block, the latch, whose back edge passes them to a header phi:
+    /// id -> (loop, phi). Uses after the loop read the phi's accumulator, which the
+    /// latch writes for every lane (a lone edge) before the loop ends, so the value
+    /// reaches them through the one jump that ends the latch instead of a second
+    /// use on the exit path (which would keep Cranelift from folding the loads of
+    /// its whole computation into their users).
+    pub via_header: std::collections::HashMap<Id, (usize, Id)>,
+    /// Latch blocks of loops with [`BodyState::via_header`] values: their uniform
+    /// branch is lowered as two masked edges and one jump, without a branch that
+    /// would split the values' uses.
+    pub branchless_latch: std::collections::HashSet<usize>,
     /// Per block, the first linear position of a predecessor (`usize::MAX`: none).
     pub first_pred: Vec<usize>,
     /// Per block, the first linear position of a predecessor at or after it (a back
@@ -91,6 +104,19 @@ impl Tr<'_, '_> {
                 }
             }
         }
+    }
+
+    /// The current value of phi `r`'s accumulator, one leaf per cell group.
+    pub(super) fn read_phi_acc(&mut self, r: Id) -> Vec<Lv> {
+        let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
+        accs.iter()
+            .map(|a| match a {
+                PhiAcc::U(c) => Lv::U(self.read_cell(*c)),
+                PhiAcc::V(cs) => Lv::V(cs.iter().map(|c| self.read_cell(*c)).collect()),
+                PhiAcc::A(c, 0) => Lv::U(self.read_cell(*c)),
+                PhiAcc::A(c, s) => Lv::A(self.read_cell(*c), *s),
+            })
+            .collect()
     }
 
     /// Declares the accumulator of phi `r`: affine (contiguous layout, when the
@@ -208,6 +234,8 @@ impl Tr<'_, '_> {
             liveout: Default::default(),
             liveout_by_loop: Default::default(),
             liveout_end: Default::default(),
+            via_header: Default::default(),
+            branchless_latch: Default::default(),
             first_pred,
             first_latch,
             lone_edges: Vec::new(),
@@ -526,18 +554,9 @@ impl Tr<'_, '_> {
         let blk = &f.blocks[bi];
         for (k, inst) in blk.insts.iter().enumerate() {
             if let (Op::Phi(_), Some(r)) = (&inst.op, inst.result) {
-                let accs = self.state().phis.get(&r).cloned().unwrap_or_default();
                 let ty = self.type_of(r)?;
                 let elems = self.elems(ty)?;
-                let leaves = accs
-                    .iter()
-                    .map(|a| match a {
-                        PhiAcc::U(c) => Lv::U(self.read_cell(*c)),
-                        PhiAcc::V(cs) => Lv::V(cs.iter().map(|c| self.read_cell(*c)).collect()),
-                        PhiAcc::A(c, 0) => Lv::U(self.read_cell(*c)),
-                        PhiAcc::A(c, s) => Lv::A(self.read_cell(*c), *s),
-                    })
-                    .collect();
+                let leaves = self.read_phi_acc(r);
                 self.define(r, Val { leaves, elems });
                 continue;
             }

@@ -17,7 +17,7 @@
 //! innermost block whose region holds the block and all its predecessors, so that the
 //! frontend finds every variable's definition within a few blocks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
 
@@ -122,6 +122,8 @@ impl Tr<'_, '_> {
             liveout: HashMap::new(),
             liveout_by_loop: HashMap::new(),
             liveout_end: HashMap::new(),
+            via_header: HashMap::new(),
+            branchless_latch: HashSet::new(),
             first_pred,
             first_latch,
             lone_edges: self.lone_edge_blocks(),
@@ -483,6 +485,26 @@ impl Tr<'_, '_> {
             let Some(end) = end else {
                 continue;
             };
+            let together = self.regions.uses.uses_of(id).iter().all(|&(ub, _)| {
+                self.cfg.pos[ub] == usize::MAX || self.uni.leaves_loops_together(self.cfg, db, ub)
+            });
+            if together {
+                // Every lane leaves with the last value: read through the header phi
+                // when the latch passes it there, else kept in variables.
+                if self.placement.left_together.contains(&id) {
+                    match self.latch_phi_of(id, l, &st.lone_edges) {
+                        Some((latch, phi)) => {
+                            st.via_header.insert(id, (l, phi));
+                            st.branchless_latch.insert(latch);
+                            st.liveout_end.insert(id, end);
+                        }
+                        None => {
+                            self.placement.in_vars.insert(id);
+                        }
+                    }
+                }
+                continue;
+            }
             let ty = self.type_of(id)?;
             let elems = self.elems(ty)?;
             let mut accs = Vec::new();
@@ -507,6 +529,47 @@ impl Tr<'_, '_> {
         Ok(())
     }
 
+    /// For `id`, defined in loop `l` and used after it: (the loop's only latch, the
+    /// header phi the latch passes `id` to) when the latch is also the loop's only
+    /// exiting block and its edge to the header is lone (see
+    /// [`BodyState::lone_edges`]), so that the phi's accumulator holds `id` for
+    /// every lane when the loop ends.
+    fn latch_phi_of(&self, id: Id, l: usize, lone_edges: &[bool]) -> Option<(usize, Id)> {
+        let h = self.cfg.loops[l].header;
+        if !lone_edges.get(h).copied().unwrap_or(false) {
+            return None;
+        }
+        let mut latch = None;
+        for &b in self.cfg.loop_blocks(l) {
+            let succs = &self.cfg.succs[b];
+            let exits = succs.iter().any(|&s| !self.cfg.in_loop(l, s));
+            let back = succs.contains(&h);
+            if exits || back {
+                if !(exits && back) || latch.is_some() {
+                    return None;
+                }
+                latch = Some(b);
+            }
+        }
+        let latch = latch?;
+        let Terminator::BranchCond { t, f, .. } = &self.f.blocks[latch].term else {
+            return None;
+        };
+        if t == f {
+            return None;
+        }
+        let label = self.f.blocks[latch].label;
+        self.f.blocks[h]
+            .insts
+            .iter()
+            .find_map(|inst| match (&inst.op, inst.result) {
+                (Op::Phi(inc), Some(r)) if inc.iter().any(|&(v, p)| v == id && p == label) => {
+                    Some((latch, r))
+                }
+                _ => None,
+            })
+    }
+
     /// The terminator of block `bi` in the masked model.
     fn lower_masked_terminator(&mut self, bi: usize) -> Result<(), CompileError> {
         let blk = &self.f.blocks[bi];
@@ -525,7 +588,25 @@ impl Tr<'_, '_> {
                     self.edge(bi, *t, &m, true)?;
                 } else {
                     let c = self.get(*cond)?;
-                    if let Lv::U(cv) = c.leaves[0] {
+                    let branchless = self.state().branchless_latch.contains(&bi);
+                    if let (Lv::U(_), true) = (&c.leaves[0], branchless) {
+                        // Every active lane goes the same way, but a branch would give
+                        // the values passed to the header two uses (see
+                        // `BodyState::via_header`): both edges under masks instead.
+                        // The exit first: its work is skipped when no lane leaves, and
+                        // the header's phis are written after that branch has joined.
+                        let cm = self.bool_mask(&c.leaves[0]);
+                        let mt = self.mask_and(&m, &cm);
+                        let mf = self.mask_and_not(&m, &cm);
+                        let header = self.cfg.loop_of[bi].map(|l| self.cfg.loops[l].header);
+                        let mut edges = [(*t, mt), (*fl, mf)];
+                        if header.map(|h| self.f.blocks[h].label) == Some(*t) {
+                            edges.swap(0, 1);
+                        }
+                        for (target, em) in edges {
+                            self.edge(bi, target, &em, false)?;
+                        }
+                    } else if let Lv::U(cv) = c.leaves[0] {
                         // A uniform condition: every active lane goes the same way, so
                         // a real branch, each side one edge under the whole mask.
                         let (bt, bf, join) = (
@@ -1011,6 +1092,15 @@ impl Tr<'_, '_> {
             let used_later = st.liveout_end.get(id).is_some_and(|&e| e > p);
             if started && used_later {
                 keep.extend(accs.iter().flatten().copied());
+            }
+        }
+        for (id, (l, phi)) in &st.via_header {
+            let started = self.cfg.loops[*l].span.0 <= p;
+            let used_later = st.liveout_end.get(id).is_some_and(|&e| e > p);
+            if started && used_later {
+                for a in st.phis.get(phi).map(Vec::as_slice).unwrap_or(&[]) {
+                    keep.extend(a.cells().iter().copied());
+                }
             }
         }
         keep.retain(|c| c.var().is_some());

@@ -385,6 +385,7 @@ pub(crate) fn lower_kernel(
             vals: HashMap::new(),
             placement: crate::analysis::placement::Placement::new(
                 cfg,
+                uni,
                 &regions.uses,
                 &regions.points,
                 huge,

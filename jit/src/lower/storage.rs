@@ -262,14 +262,22 @@ impl Tr<'_, '_> {
     }
 
     /// The value of `id` as seen from the block being lowered: outside the loop that
-    /// defines it (when lanes leave that loop at different times) each lane's own
-    /// value from the iteration it left in.
+    /// defines it, each lane's own value from the iteration it left in (a live-out
+    /// accumulator when lanes leave at different times, the header phi the latch
+    /// passes it to when they leave together: `BodyState::via_header`).
     pub fn get(&mut self, id: Id) -> Result<Val, CompileError> {
         if !self.deferred_loads.is_empty() {
             self.flush_deferred(id)?;
         }
         if let (Some(cb), Some(st)) = (self.cur_block, self.body_state.as_ref()) {
-            if let Some((l, accs, elems)) = st.liveout.get(&id) {
+            if let Some(&(l, phi)) = st.via_header.get(&id) {
+                if !self.cfg.in_loop(l, cb) {
+                    let ty = self.type_of(id)?;
+                    let elems = self.elems(ty)?;
+                    let leaves = self.read_phi_acc(phi);
+                    return Ok(self.lane_view(Val { leaves, elems }));
+                }
+            } else if let Some((l, accs, elems)) = st.liveout.get(&id) {
                 if !self.cfg.in_loop(*l, cb) {
                     let (accs, elems) = (accs.clone(), elems.clone());
                     let leaves = accs
