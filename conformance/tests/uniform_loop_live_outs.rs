@@ -154,7 +154,7 @@ fn step4(acc: &mut [i32; 4], x: i32) {
     }
 }
 
-fn host_carried(a: &[i32], items: usize, n: usize) -> Vec<i32> {
+fn host_carried(a: &[i32], items: usize, _local: usize, n: usize) -> Vec<i32> {
     let mut out = Vec::new();
     for g in 0..items {
         let mut acc = [1i32, 2, 3, g as i32];
@@ -189,7 +189,7 @@ fn host_carried(a: &[i32], items: usize, n: usize) -> Vec<i32> {
     out
 }
 
-fn host_carried_for(a: &[i32], items: usize, n: usize) -> Vec<i32> {
+fn host_carried_for(a: &[i32], items: usize, _local: usize, n: usize) -> Vec<i32> {
     let mut out = Vec::new();
     for g in 0..items {
         let mut acc = [1i32, 2, 3, g as i32];
@@ -203,7 +203,7 @@ fn host_carried_for(a: &[i32], items: usize, n: usize) -> Vec<i32> {
     out
 }
 
-fn host_last_value(a: &[i32], items: usize, n: usize) -> Vec<i32> {
+fn host_last_value(a: &[i32], items: usize, _local: usize, n: usize) -> Vec<i32> {
     let mut out = Vec::new();
     for g in 0..items {
         let mut k = 0usize;
@@ -231,7 +231,7 @@ fn host_last_value(a: &[i32], items: usize, n: usize) -> Vec<i32> {
     out
 }
 
-fn host_in_branch(a: &[i32], items: usize, n: usize) -> Vec<i32> {
+fn host_in_branch(a: &[i32], items: usize, _local: usize, n: usize) -> Vec<i32> {
     let mut out = Vec::new();
     for g in 0..items {
         if marked(g) {
@@ -285,69 +285,76 @@ fn host_with_barrier(a: &[i32], items: usize, local: usize, n: usize) -> Vec<i32
     out
 }
 
-/// Runs `name` (arguments: input, output, n, stride) over every shape and `n` in
-/// `trips` and compares `per_item` ints per work-item with `host`.
+/// A host reference: (input, work-items, work-group size, n) -> the output.
+type Host = fn(&[i32], usize, usize, usize) -> Vec<i32>;
+
+/// Runs `name` (arguments: input, output, with `tile` a `__local` int per work-item,
+/// n, stride) over every shape and (n, spike) case, and compares `per_item` ints per
+/// work-item with `host`.
 fn check_kernel(
     name: &str,
     per_item: usize,
-    trips: &[usize],
-    host: fn(&[i32], usize, usize) -> Vec<i32>,
+    cases: &[(usize, Option<usize>)],
+    tile: bool,
+    host: Host,
 ) {
     let ctx = DeviceContext::new();
     let program = ctx.build(SRC, "-cl-std=CL3.0");
     let k = program.kernel(name);
     for (items, local) in SHAPES {
-        for &n in trips {
-            let a = input(n, None);
+        for &(n, spike) in cases {
+            let a = input(n, spike);
             let ab = ctx.buffer_from(&a);
             let out = ctx.buffer_zeroed::<i32>(per_item * items);
-            k.arg_buffer(0, &ab)
-                .arg_buffer(1, &out)
-                .arg(2, n as i32)
-                .arg(3, STRIDE as i32);
+            k.arg_buffer(0, &ab).arg_buffer(1, &out);
+            let next = if tile {
+                k.arg_local(2, 4 * local);
+                3
+            } else {
+                2
+            };
+            k.arg(next, n as i32).arg(next + 1, STRIDE as i32);
             ctx.run(&k, &[items], Some(&[local]));
             assert_eq!(
                 ctx.read::<i32>(&out, per_item * items),
-                host(&a, items, n),
-                "{name}, {items} items in groups of {local}, n = {n}"
+                host(&a, items, local, n),
+                "{name}, {items} items in groups of {local}, n = {n}, spike {spike:?}"
             );
         }
     }
+}
+
+/// (n, no spike) cases.
+fn trips(ns: &[usize]) -> Vec<(usize, Option<usize>)> {
+    ns.iter().map(|&n| (n, None)).collect()
 }
 
 #[test]
 fn accumulators_and_counters_of_uniform_loops_are_right_after_them() {
-    check_kernel("carried", 9, &[0, 1, 2, 7], host_carried);
-    check_kernel("carried_for", 6, &[0, 1, 7], host_carried_for);
+    check_kernel("carried", 9, &trips(&[0, 1, 2, 7]), false, host_carried);
+    check_kernel(
+        "carried_for",
+        6,
+        &trips(&[0, 1, 7]),
+        false,
+        host_carried_for,
+    );
 }
 
 #[test]
 fn uniform_loops_inside_a_branch_some_work_items_skip() {
-    check_kernel("in_branch", 2, &[0, 5], host_in_branch);
+    check_kernel("in_branch", 2, &trips(&[0, 5]), false, host_in_branch);
 }
 
 #[test]
 fn last_iteration_values_and_middle_exits_are_right_after_uniform_loops() {
-    let ctx = DeviceContext::new();
-    let program = ctx.build(SRC, "-cl-std=CL3.0");
-    let k = program.kernel("last_value");
-    for (items, local) in SHAPES {
-        for (n, spike) in [(1usize, None), (6, None), (6, Some(3)), (6, Some(0))] {
-            let a = input(n, spike);
-            let ab = ctx.buffer_from(&a);
-            let out = ctx.buffer_zeroed::<i32>(5 * items);
-            k.arg_buffer(0, &ab)
-                .arg_buffer(1, &out)
-                .arg(2, n as i32)
-                .arg(3, STRIDE as i32);
-            ctx.run(&k, &[items], Some(&[local]));
-            assert_eq!(
-                ctx.read::<i32>(&out, 5 * items),
-                host_last_value(&a, items, n),
-                "last_value, {items} items in groups of {local}, n = {n}, spike {spike:?}"
-            );
-        }
-    }
+    let cases = [(1, None), (6, None), (6, Some(3)), (6, Some(0))];
+    check_kernel("last_value", 5, &cases, false, host_last_value);
+}
+
+#[test]
+fn uniform_loops_holding_barriers_pass_their_sums_on() {
+    check_kernel("with_barrier", 2, &trips(&[0, 3]), true, host_with_barrier);
 }
 
 #[test]
@@ -373,30 +380,5 @@ fn uniform_inner_loops_inside_loops_work_items_leave_apart() {
             host_nested(&a, &lim, n),
             "nested, {items} items in groups of {local}"
         );
-    }
-}
-
-#[test]
-fn uniform_loops_holding_barriers_pass_their_sums_on() {
-    let ctx = DeviceContext::new();
-    let program = ctx.build(SRC, "-cl-std=CL3.0");
-    let k = program.kernel("with_barrier");
-    for (items, local) in SHAPES {
-        for n in [0usize, 3] {
-            let a = input(n, None);
-            let ab = ctx.buffer_from(&a);
-            let out = ctx.buffer_zeroed::<i32>(2 * items);
-            k.arg_buffer(0, &ab)
-                .arg_buffer(1, &out)
-                .arg_local(2, 4 * local)
-                .arg(3, n as i32)
-                .arg(4, STRIDE as i32);
-            ctx.run(&k, &[items], Some(&[local]));
-            assert_eq!(
-                ctx.read::<i32>(&out, 2 * items),
-                host_with_barrier(&a, items, local, n),
-                "with_barrier, {items} items in groups of {local}, n = {n}"
-            );
-        }
     }
 }
