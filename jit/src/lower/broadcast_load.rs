@@ -145,6 +145,7 @@ impl Tr<'_, '_> {
     pub fn defer_load(&mut self, res: Id, ptr: Id, rty: Id, align: u32) -> bool {
         if !self.broadcast_loads.contains(&res)
             || self.home_offsets.contains_key(&res)
+            || self.remat.contains(&res)
             || (self.masked_body && self.placement.in_vars.contains(&res))
         {
             return false;

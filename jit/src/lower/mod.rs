@@ -16,6 +16,7 @@ mod affine_cmp;
 pub(crate) mod async_copy;
 mod atomic;
 mod barrier;
+mod barrier_remat;
 pub(crate) use barrier::COLLECTIVE_SLOT_BYTES;
 mod bits;
 mod block2d;
@@ -159,6 +160,11 @@ pub(crate) struct Tr<'a, 'b> {
     pub home_bytes: u64,
     /// Values read from their homes in a Cranelift block, reused within it.
     home_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
+    /// Values recomputed in each block that reads them instead of homed
+    /// (`barrier_remat`), with their operands.
+    remat: std::collections::HashSet<Id>,
+    /// Each recomputed value's leaves in the last Cranelift block that computed it.
+    remat_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
     /// The home area of a kernel without barriers (huge kernels: values used
     /// outside their block), a stack slot; with barriers it is in the scratch.
     home_slot: Option<ir::StackSlot>,
@@ -394,6 +400,8 @@ pub(crate) fn lower_kernel(
             home_offsets: HashMap::new(),
             home_bytes: 0,
             home_cache: HashMap::new(),
+            remat: Default::default(),
+            remat_cache: HashMap::new(),
             home_slot: None,
             builtin_ptrs: HashMap::new(),
             genv: None,

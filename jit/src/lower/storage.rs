@@ -26,6 +26,8 @@ pub(crate) enum Stored {
     Vars(Vec<Slot>),
     /// In the home area: each leaf's shape and byte offset.
     Home(Vec<(HomeLeaf, u64)>),
+    /// Recomputed in each Cranelift block that reads it (`barrier_remat`).
+    Remat,
     /// A private variable: an affine address, the sub-group's private base plus
     /// `off`, lane stride `stride`, computed again where it is used. Variables are
     /// all declared in the entry block; addresses computed there would all be live
@@ -41,7 +43,7 @@ impl Stored {
             Stored::Direct(l) => matches!(l.as_slice(), [Lv::V(_)]),
             Stored::Vars(s) => matches!(s.as_slice(), [Slot::V(_)]),
             Stored::Home(h) => matches!(h.as_slice(), [(HomeLeaf::V, _)]),
-            Stored::Private { .. } => false,
+            Stored::Private { .. } | Stored::Remat => false,
         }
     }
 }
@@ -78,6 +80,11 @@ impl Tr<'_, '_> {
                 .collect::<Vec<_>>()
                 .join(",");
             eprintln!("; %{id} ({}) = [{kinds}]", self.m.name_of(id));
+        }
+        if self.remat.contains(&id) {
+            self.vals.insert(id, Stored::Remat);
+            self.cache_remat(id, v.leaves);
+            return;
         }
         if let Some(&off) = self.home_offsets.get(&id) {
             self.define_home(id, v, off, dup_copy);
@@ -225,12 +232,14 @@ impl Tr<'_, '_> {
 
     /// Gives every value that lives in memory its slot in the home area.
     pub(crate) fn layout_homes(&mut self) -> Result<(), CompileError> {
+        self.plan_barrier_remat();
         let mut ids: Vec<Id> = self.placement.homed.iter().copied().collect();
         ids.sort_unstable();
         let mut off = 0u64;
         for id in ids {
-            if self.private_offsets.contains_key(&id) {
-                // Private variables' addresses are computed where used (`Stored::Private`).
+            if self.private_offsets.contains_key(&id) || self.remat.contains(&id) {
+                // Private variables' addresses are computed where used (`Stored::Private`),
+                // recomputed values in each block that reads them.
                 continue;
             }
             let ty = self.type_of(id)?;
@@ -331,6 +340,7 @@ impl Tr<'_, '_> {
                 })
                 .collect(),
             Stored::Home(layout) => self.load_home(id, &layout, &elems)?,
+            Stored::Remat => self.rematerialize(id)?,
             Stored::Private { off, stride } => {
                 let base = self
                     .sgenv
