@@ -149,20 +149,7 @@ impl Ctx<'_> {
                 let (d, _) = self.konst(*d)?;
                 (d < 3).then_some(Expr::Builtin(b, d as u8))
             }
-            Op::Binary(op, a, b)
-                if matches!(
-                    op,
-                    BinOp::IAdd
-                        | BinOp::ISub
-                        | BinOp::IMul
-                        | BinOp::Shl
-                        | BinOp::LShr
-                        | BinOp::AShr
-                        | BinOp::And
-                        | BinOp::Or
-                        | BinOp::Xor
-                ) =>
-            {
+            Op::Binary(op, a, b) if op.is_index_arithmetic() => {
                 self.bits(id)?;
                 let x = self.expr(*a, depth + 1)?;
                 let y = self.expr(*b, depth + 1)?;

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::value::Lv;
 use super::Tr;
-use crate::spirv::{BinOp, ConvOp, Id, Op};
+use crate::spirv::{ConvOp, Id, Op};
 use crate::CompileError;
 
 /// Longest chain of operations one recomputed value may stand for: beyond it the
@@ -147,18 +147,7 @@ impl Tr<'_, '_> {
 /// work-item built-in, that gives the same result wherever it is lowered.
 fn recomputable(t: &Tr<'_, '_>, op: &Op) -> bool {
     match op {
-        Op::Binary(b, ..) => matches!(
-            b,
-            BinOp::IAdd
-                | BinOp::ISub
-                | BinOp::IMul
-                | BinOp::Shl
-                | BinOp::LShr
-                | BinOp::AShr
-                | BinOp::And
-                | BinOp::Or
-                | BinOp::Xor
-        ),
+        Op::Binary(b, ..) => b.is_index_arithmetic(),
         Op::Convert { op, .. } => matches!(op, ConvOp::UConvert | ConvOp::SConvert),
         Op::Bitcast(_) | Op::PtrCast(_) | Op::CopyObject(_) => true,
         Op::CompositeExtract { .. } | Op::AccessChain { .. } => true,

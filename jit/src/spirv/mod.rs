@@ -183,6 +183,25 @@ pub enum BinOp {
     LessOrGreater,
 }
 
+impl BinOp {
+    /// Integer add, subtract, multiply, shifts and bitwise logic: the operations
+    /// of index and address arithmetic, cheap and exact on every width.
+    pub fn is_index_arithmetic(self) -> bool {
+        matches!(
+            self,
+            BinOp::IAdd
+                | BinOp::ISub
+                | BinOp::IMul
+                | BinOp::Shl
+                | BinOp::LShr
+                | BinOp::AShr
+                | BinOp::And
+                | BinOp::Or
+                | BinOp::Xor
+        )
+    }
+}
+
 /// Unary operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnOp {
