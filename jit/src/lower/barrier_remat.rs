@@ -99,11 +99,12 @@ impl Tr<'_, '_> {
     }
 
     /// Operands that are valid everywhere in the body: constants, module globals
-    /// and kernel parameters (defined by no instruction of the body).
+    /// and kernel parameters. (An id an analysis made up, with no definition the
+    /// use lists know, is none of these: a value computed from it keeps its home.)
     fn is_invariant_leaf(&self, id: Id) -> bool {
         self.m.constants.contains_key(&id)
             || self.m.globals.contains_key(&id)
-            || self.regions.uses.def_of(id).is_none()
+            || self.f.params.iter().any(|&(p, _)| p == id)
     }
 
     /// The leaves of recomputed value `id` in the current Cranelift block: the
