@@ -485,24 +485,7 @@ impl Tr<'_, '_> {
             let Some(end) = end else {
                 continue;
             };
-            let together = self.regions.uses.uses_of(id).iter().all(|&(ub, _)| {
-                self.cfg.pos[ub] == usize::MAX || self.uni.leaves_loops_together(self.cfg, db, ub)
-            });
-            if together {
-                // Every lane leaves with the last value: read through the header phi
-                // when the latch passes it there, else kept in variables.
-                if self.placement.left_together.contains(&id) {
-                    match self.latch_phi_of(id, l, &st.lone_edges) {
-                        Some((latch, phi)) => {
-                            st.via_header.insert(id, (l, phi));
-                            st.branchless_latch.insert(latch);
-                            st.liveout_end.insert(id, end);
-                        }
-                        None => {
-                            self.placement.in_vars.insert(id);
-                        }
-                    }
-                }
+            if self.plan_left_together(st, id, (db, l), end) {
                 continue;
             }
             let ty = self.type_of(id)?;
@@ -527,47 +510,6 @@ impl Tr<'_, '_> {
             st.liveout_end.insert(id, end);
         }
         Ok(())
-    }
-
-    /// For `id`, defined in loop `l` and used after it: (the loop's only latch, the
-    /// header phi the latch passes `id` to) when the latch is also the loop's only
-    /// exiting block and its edge to the header is lone (see
-    /// [`BodyState::lone_edges`]), so that the phi's accumulator holds `id` for
-    /// every lane when the loop ends.
-    fn latch_phi_of(&self, id: Id, l: usize, lone_edges: &[bool]) -> Option<(usize, Id)> {
-        let h = self.cfg.loops[l].header;
-        if !lone_edges.get(h).copied().unwrap_or(false) {
-            return None;
-        }
-        let mut latch = None;
-        for &b in self.cfg.loop_blocks(l) {
-            let succs = &self.cfg.succs[b];
-            let exits = succs.iter().any(|&s| !self.cfg.in_loop(l, s));
-            let back = succs.contains(&h);
-            if exits || back {
-                if !(exits && back) || latch.is_some() {
-                    return None;
-                }
-                latch = Some(b);
-            }
-        }
-        let latch = latch?;
-        let Terminator::BranchCond { t, f, .. } = &self.f.blocks[latch].term else {
-            return None;
-        };
-        if t == f {
-            return None;
-        }
-        let label = self.f.blocks[latch].label;
-        self.f.blocks[h]
-            .insts
-            .iter()
-            .find_map(|inst| match (&inst.op, inst.result) {
-                (Op::Phi(inc), Some(r)) if inc.iter().any(|&(v, p)| v == id && p == label) => {
-                    Some((latch, r))
-                }
-                _ => None,
-            })
     }
 
     /// The terminator of block `bi` in the masked model.

@@ -41,6 +41,7 @@ mod hint_div;
 mod inst;
 mod int_vec;
 mod lane_scalars;
+mod left_together;
 mod local_masked;
 mod loop_pressure;
 mod masked;
