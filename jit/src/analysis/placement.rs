@@ -109,12 +109,6 @@ impl Placement {
             let mut leaves_loop = false;
             let mut homed = false;
             let mut together = false;
-            // Whether some use outside the loop sees lanes that left it apart.
-            let needs_liveout = |d: usize| {
-                uses.uses_of(id).iter().any(|&(ub, _)| {
-                    cfg.pos[ub] != usize::MAX && !uni.leaves_loops_together(cfg, d, ub)
-                })
-            };
             for &(ub, uk) in uses.uses_of(id) {
                 let pu = cfg.pos[ub];
                 if pu == usize::MAX {
@@ -134,7 +128,7 @@ impl Placement {
                     _ => in_region = false,
                 }
             }
-            if leaves_loop && in_region && !needs_liveout(d) {
+            if leaves_loop && in_region && read_where_left_together(cfg, uni, uses, id, d) {
                 // Every lane leaves the loops together (no live-out accumulator):
                 // the uses read the value where it was last defined.
                 together = true;
@@ -217,6 +211,21 @@ fn regions(cfg: &Cfg) -> (Vec<usize>, Vec<usize>) {
         open.push(i);
     }
     (end, parent)
+}
+
+/// Whether every use of `id` (defined in block `def_block`) sees the lanes that left
+/// the loops between them leave together (`Uniformity::leaves_loops_together`), so
+/// that no use needs a per-lane copy taken as each lane leaves.
+pub fn read_where_left_together(
+    cfg: &Cfg,
+    uni: &Uniformity,
+    uses: &Uses,
+    id: Id,
+    def_block: usize,
+) -> bool {
+    uses.uses_of(id)
+        .iter()
+        .all(|&(ub, _)| cfg.pos[ub] == usize::MAX || uni.leaves_loops_together(cfg, def_block, ub))
 }
 
 /// Whether a value defined at (`def` position, instruction) in block `d` must survive

@@ -644,7 +644,7 @@ impl Tr<'_, '_> {
             _ => cur.iter().map(|v| self.b.use_var(*v)).collect(),
         };
         self.mask_full = None;
-        self.home_cache.clear();
+        self.block_cache.clear();
         Ok(())
     }
 

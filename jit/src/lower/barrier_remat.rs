@@ -110,11 +110,8 @@ impl Tr<'_, '_> {
     /// The leaves of recomputed value `id` in the current Cranelift block: the
     /// block's earlier result, or its definition lowered here again.
     pub(super) fn rematerialize(&mut self, id: Id) -> Result<Vec<Lv>, CompileError> {
-        let here = self.b.current_block();
-        if let Some((blk, leaves)) = self.remat_cache.get(&id) {
-            if Some(*blk) == here {
-                return Ok(leaves.clone());
-            }
+        if let Some(leaves) = self.cached_in_block(id) {
+            return Ok(leaves);
         }
         let (b, k) =
             self.regions.uses.def_of(id).ok_or_else(|| {
@@ -128,19 +125,8 @@ impl Tr<'_, '_> {
         let r = self.lower_inst(b, k, inst);
         self.single_lane = single;
         r?;
-        match self.remat_cache.get(&id) {
-            Some((blk, leaves)) if Some(*blk) == self.b.current_block() => Ok(leaves.clone()),
-            _ => Err(CompileError::codegen(format!(
-                "recomputing %{id} did not define it"
-            ))),
-        }
-    }
-
-    /// Records the leaves a recomputed value has in the current block.
-    pub(super) fn cache_remat(&mut self, id: Id, leaves: Vec<Lv>) {
-        if let Some(blk) = self.b.current_block() {
-            self.remat_cache.insert(id, (blk, leaves));
-        }
+        self.cached_in_block(id)
+            .ok_or_else(|| CompileError::codegen(format!("recomputing %{id} did not define it")))
     }
 }
 

@@ -23,9 +23,13 @@ impl Tr<'_, '_> {
         (db, l): (usize, usize),
         end: usize,
     ) -> bool {
-        let together = self.regions.uses.uses_of(id).iter().all(|&(ub, _)| {
-            self.cfg.pos[ub] == usize::MAX || self.uni.leaves_loops_together(self.cfg, db, ub)
-        });
+        let together = crate::analysis::placement::read_where_left_together(
+            self.cfg,
+            self.uni,
+            &self.regions.uses,
+            id,
+            db,
+        );
         if !together {
             return false;
         }

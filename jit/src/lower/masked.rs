@@ -1036,15 +1036,8 @@ impl Tr<'_, '_> {
                 keep.extend(accs.iter().flatten().copied());
             }
         }
-        for (id, (l, phi)) in &st.via_header {
-            let started = self.cfg.loops[*l].span.0 <= p;
-            let used_later = st.liveout_end.get(id).is_some_and(|&e| e > p);
-            if started && used_later {
-                for a in st.phis.get(phi).map(Vec::as_slice).unwrap_or(&[]) {
-                    keep.extend(a.cells().iter().copied());
-                }
-            }
-        }
+        // `via_header` values need nothing here: one read after a barrier would have
+        // made them homed (`Placement::homed`), so none is read across one.
         keep.retain(|c| c.var().is_some());
         keep
     }

@@ -159,13 +159,12 @@ pub(crate) struct Tr<'a, 'b> {
     pub home_offsets: HashMap<Id, u64>,
     /// Bytes of the home area (per sub-group, in the scratch area).
     pub home_bytes: u64,
-    /// Values read from their homes in a Cranelift block, reused within it.
-    home_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
+    /// Values read from their homes, or recomputed (`barrier_remat`), in a
+    /// Cranelift block: their leaves there, reused within that block.
+    block_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
     /// Values recomputed in each block that reads them instead of homed
     /// (`barrier_remat`), with their operands.
     remat: std::collections::HashSet<Id>,
-    /// Each recomputed value's leaves in the last Cranelift block that computed it.
-    remat_cache: HashMap<Id, (ir::Block, Vec<Lv>)>,
     /// The home area of a kernel without barriers (huge kernels: values used
     /// outside their block), a stack slot; with barriers it is in the scratch.
     home_slot: Option<ir::StackSlot>,
@@ -400,9 +399,8 @@ pub(crate) fn lower_kernel(
             masked_body: false,
             home_offsets: HashMap::new(),
             home_bytes: 0,
-            home_cache: HashMap::new(),
+            block_cache: HashMap::new(),
             remat: Default::default(),
-            remat_cache: HashMap::new(),
             home_slot: None,
             builtin_ptrs: HashMap::new(),
             genv: None,

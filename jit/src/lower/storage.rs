@@ -83,7 +83,7 @@ impl Tr<'_, '_> {
         }
         if self.remat.contains(&id) {
             self.vals.insert(id, Stored::Remat);
-            self.cache_remat(id, v.leaves);
+            self.cache_in_block(id, v.leaves);
             return;
         }
         if let Some(&off) = self.home_offsets.get(&id) {
@@ -216,7 +216,7 @@ impl Tr<'_, '_> {
             layout.push((*shape, at));
             at += slot;
         }
-        self.home_cache.remove(&id);
+        self.block_cache.remove(&id);
         self.vals.insert(id, Stored::Home(layout));
     }
 
@@ -353,6 +353,22 @@ impl Tr<'_, '_> {
         Ok(Val { leaves, elems })
     }
 
+    /// `id`'s leaves read or recomputed earlier in the current Cranelift block.
+    pub(super) fn cached_in_block(&self, id: Id) -> Option<Vec<Lv>> {
+        let here = self.b.current_block()?;
+        match self.block_cache.get(&id) {
+            Some((blk, leaves)) if *blk == here => Some(leaves.clone()),
+            _ => None,
+        }
+    }
+
+    /// Records `id`'s leaves in the current Cranelift block, for its later reads there.
+    pub(super) fn cache_in_block(&mut self, id: Id, leaves: Vec<Lv>) {
+        if let Some(blk) = self.b.current_block() {
+            self.block_cache.insert(id, (blk, leaves));
+        }
+    }
+
     /// Reads `id` from its home (once per Cranelift block).
     fn load_home(
         &mut self,
@@ -360,11 +376,8 @@ impl Tr<'_, '_> {
         layout: &[(HomeLeaf, u64)],
         elems: &[Elem],
     ) -> Result<Vec<Lv>, CompileError> {
-        let here = self.b.current_block();
-        if let Some((blk, leaves)) = self.home_cache.get(&id) {
-            if Some(*blk) == here {
-                return Ok(leaves.clone());
-            }
+        if let Some(leaves) = self.cached_in_block(id) {
+            return Ok(leaves);
         }
         let base = self.home_base().ok_or_else(|| {
             CompileError::codegen("internal: a value in memory outside a barrier body")
@@ -389,9 +402,7 @@ impl Tr<'_, '_> {
                 }
             });
         }
-        if let Some(blk) = here {
-            self.home_cache.insert(id, (blk, leaves.clone()));
-        }
+        self.cache_in_block(id, leaves.clone());
         Ok(leaves)
     }
 
