@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_codegen::ir::{self, condcodes::IntCC, InstBuilder, Value};
 
 use super::control::{BodyState, LiveOut, PhiAcc};
 use super::state::Cell;
@@ -41,7 +41,9 @@ impl Tr<'_, '_> {
         }
         self.masked_body = true;
         self.single_lane_blocks.clear();
+        self.begin_packed_masks();
         let r = self.emit_masked_body(resume, exit);
+        self.end_packed_masks();
         self.masked_body = false;
         self.body_state = None;
         r
@@ -56,7 +58,8 @@ impl Tr<'_, '_> {
         let n = self.f.blocks.len();
         let np = order.len();
         let nm = (self.w / 4) as usize;
-        let zero = self.vconst_bytes(types::I32X4, vec![0; 16]);
+        // The empty mask in the form of the pending masks' cells.
+        let zero = self.mask_cell_zero();
         let entry_mask = self
             .sgenv
             .as_ref()
@@ -85,20 +88,14 @@ impl Tr<'_, '_> {
             .collect();
         let mut masks = Vec::with_capacity(n);
         for b in 0..n {
-            let cells: Vec<Cell> = (0..nm)
-                .map(|_| {
-                    if exit_target[b] {
-                        self.new_cold_cell(types::I32X4)
-                    } else {
-                        self.new_cell(types::I32X4)
+            let cells = self.new_mask_cells(exit_target[b]);
+            if b == order[0] {
+                self.write_mask_cells(&cells, &entry_mask);
+            } else {
+                for cell in &cells {
+                    if let Cell::Var(v, _) = cell {
+                        self.b.def_var(*v, zero);
                     }
-                })
-                .collect();
-            for (c, cell) in cells.iter().enumerate() {
-                if b == order[0] {
-                    self.write_cell(*cell, entry_mask[c]);
-                } else if let Cell::Var(v, _) = cell {
-                    self.b.def_var(*v, zero);
                 }
             }
             masks.push(cells);
@@ -218,26 +215,26 @@ impl Tr<'_, '_> {
             self.b.switch_to_block(check[i]);
             self.b.seal_block(check[i]);
             let mcells = self.state().masks[bi].clone();
-            let mut m: Vec<Value> = if entry_masked[bi] {
-                entry_mask.clone()
-            } else {
-                mcells.iter().map(|c| self.read_cell(*c)).collect()
-            };
             if i != 0 && entry_masked[bi] {
                 self.b.ins().jump(run[i], &[]);
             } else if i != 0 {
-                let any = self.mask_any(&m);
+                // The test only: a check block holding nothing else is one jump
+                // threading sees through (`thread`).
+                let any = self.mask_cells_any(&mcells);
                 self.b.ins().brif(any, run[i], &[], skip_to[i], &[]);
             } else {
                 self.b.ins().jump(run[i], &[]);
             }
             self.b.switch_to_block(run[i]);
-            if is_header[i] {
-                // Reached from the check and from the loop's end: read again.
-                m = mcells.iter().map(|c| self.read_cell(*c)).collect();
-            } else {
+            if !is_header[i] {
                 self.b.seal_block(run[i]);
             }
+            // A header's run block is reached from the check and from the loop's end.
+            let m: Vec<Value> = if entry_masked[bi] {
+                entry_mask.clone()
+            } else {
+                self.read_mask_cells(&mcells)
+            };
             // A single-block loop whose header resets nothing may loop inside its
             // full-mask copy (see `branch_full`).
             let self_loop = is_header[i]
@@ -266,8 +263,7 @@ impl Tr<'_, '_> {
             for (k, &l) in loop_ends[i].iter().enumerate() {
                 let h = self.cfg.loops[l].header;
                 let hcells = self.state().masks[h].clone();
-                let hm: Vec<Value> = hcells.iter().map(|c| self.read_cell(*c)).collect();
-                let any = self.mask_any(&hm);
+                let any = self.mask_cells_any(&hcells);
                 let hp = self.cfg.pos[h];
                 let cont = pads[i][k + 1];
                 self.b.ins().brif(any, run[hp], &[], cont, &[]);
@@ -834,22 +830,9 @@ impl Tr<'_, '_> {
         };
         let nonempty = nonempty || guard;
         let mcells = self.state().masks[ti].clone();
-        for (c, cell) in mcells.iter().enumerate() {
-            let new = match em {
-                EdgeMask::All => {
-                    let (ty, _) = Elem::Bool.chunk();
-                    self.vconst_bytes(ty, vec![0xff; 16])
-                }
-                EdgeMask::Lanes(em) => {
-                    let old = self.read_cell(*cell);
-                    if self.is_zero_vconst(old) {
-                        em[c]
-                    } else {
-                        self.b.ins().bor(old, em[c])
-                    }
-                }
-            };
-            self.write_cell(*cell, new);
+        match em {
+            EdgeMask::All => self.or_into_mask_cells(&mcells, None),
+            EdgeMask::Lanes(em) => self.or_into_mask_cells(&mcells, Some(em)),
         }
         for (v, accs) in leaving {
             for ((lv, e), cells) in v.leaves.iter().zip(v.elems.iter()).zip(&accs) {
@@ -935,26 +918,6 @@ impl Tr<'_, '_> {
             self.b.seal_block(after);
         }
         Ok(())
-    }
-
-    /// Whether `v` is an all-zero vector constant (a mask known empty).
-    fn is_zero_vconst(&self, v: Value) -> bool {
-        let dfg = &self.b.func.dfg;
-        let Some(inst) = dfg.value_def(v).inst() else {
-            return false;
-        };
-        match dfg.insts[inst] {
-            ir::InstructionData::UnaryConst {
-                opcode: ir::Opcode::Vconst,
-                constant_handle,
-            } => dfg
-                .constants
-                .get(constant_handle)
-                .as_slice()
-                .iter()
-                .all(|b| *b == 0),
-            _ => false,
-        }
     }
 
     /// Whether block `bi` is worth emitting twice (full mask / partial mask): it

@@ -44,6 +44,7 @@ mod lane_scalars;
 mod left_together;
 mod local_masked;
 mod loop_pressure;
+mod mask_pack;
 mod masked;
 mod memory;
 mod mul64;
@@ -174,6 +175,8 @@ pub(crate) struct Tr<'a, 'b> {
     pub sgenv: Option<SubGroupEnv>,
     /// Execution mask of the block being lowered.
     pub mask: Vec<Value>,
+    /// Packed forms of the masked body's masks (`mask_pack`).
+    packed: mask_pack::PackedMasks,
     /// Cached "mask is full" (i8) for the block being lowered.
     pub mask_full: Option<Value>,
     /// Statically known fullness of the current mask (in duplicated blocks).
@@ -406,6 +409,7 @@ pub(crate) fn lower_kernel(
             genv: None,
             sgenv: None,
             mask: Vec::new(),
+            packed: Default::default(),
             mask_full: None,
             full_state: None,
             dup_defs: None,

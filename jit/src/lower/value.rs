@@ -432,6 +432,9 @@ impl Tr<'_, '_> {
         if self.is_full_const(b) {
             return a.to_vec();
         }
+        if let Some(r) = self.packed_mask_op(a, b, |t, x, y| t.b.ins().band(x, y)) {
+            return r;
+        }
         a.iter()
             .zip(b)
             .map(|(x, y)| self.b.ins().band(*x, *y))
@@ -443,6 +446,9 @@ impl Tr<'_, '_> {
         if self.is_full_const(a) {
             return b.iter().map(|x| self.b.ins().bnot(*x)).collect();
         }
+        if let Some(r) = self.packed_mask_op(a, b, |t, x, y| t.b.ins().band_not(x, y)) {
+            return r;
+        }
         a.iter()
             .zip(b)
             .map(|(x, y)| self.b.ins().band_not(*x, *y))
@@ -450,6 +456,9 @@ impl Tr<'_, '_> {
     }
 
     pub fn mask_or(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
+        if let Some(r) = self.packed_mask_op(a, b, |t, x, y| t.b.ins().bor(x, y)) {
+            return r;
+        }
         a.iter()
             .zip(b)
             .map(|(x, y)| self.b.ins().bor(*x, *y))
@@ -484,6 +493,9 @@ impl Tr<'_, '_> {
         if self.is_full_const(m) {
             return self.b.ins().iconst(types::I8, 1);
         }
+        if let Some(p) = self.packed_form(m) {
+            return self.b.ins().vany_true(p);
+        }
         let mut acc = m[0];
         for x in &m[1..] {
             acc = self.b.ins().bor(acc, *x);
@@ -495,6 +507,9 @@ impl Tr<'_, '_> {
     pub fn mask_all(&mut self, m: &[Value]) -> Value {
         if self.is_full_const(m) {
             return self.b.ins().iconst(types::I8, 1);
+        }
+        if let Some(p) = self.packed_form(m) {
+            return self.b.ins().vall_true(p);
         }
         let mut acc = m[0];
         for x in &m[1..] {

@@ -146,6 +146,23 @@ pub(crate) fn fold_vector_constants(func: &mut Function) -> usize {
                     (Opcode::Bnot, Some(Known::Lanes(l))) => vec_ty.map(|t| {
                         Known::Lanes(l.iter().map(|&x| trunc(!x, t.lane_bits())).collect())
                     }),
+                    (Opcode::SwidenLow | Opcode::SwidenHigh, Some(Known::Lanes(l))) => {
+                        // Packed masks (`mask_pack`) unpacked.
+                        let from = func.dfg.value_type(arg).lane_bits();
+                        let half = l.len() / 2;
+                        let part = if opcode == Opcode::SwidenLow {
+                            &l[..half]
+                        } else {
+                            &l[half..]
+                        };
+                        vec_ty.map(|t| {
+                            Known::Lanes(
+                                part.iter()
+                                    .map(|&x| trunc(sext(x, from) as u64, t.lane_bits()))
+                                    .collect(),
+                            )
+                        })
+                    }
                     (Opcode::VanyTrue, Some(Known::Lanes(l))) => {
                         Some(Known::Int(u64::from(l.iter().any(|&x| x != 0))))
                     }
@@ -158,6 +175,26 @@ pub(crate) fn fold_vector_constants(func: &mut Function) -> usize {
                     match (get(args[0]), get(args[1])) {
                         (Some(Known::Int(a)), Some(Known::Int(b))) => {
                             int_ty.and_then(|t| binary(opcode, a, b, t.bits()).map(Known::Int))
+                        }
+                        (Some(Known::Lanes(a)), Some(Known::Lanes(b)))
+                            if opcode == Opcode::Snarrow =>
+                        {
+                            // Masks packed (`mask_pack`): signed saturation.
+                            let from = func.dfg.value_type(args[0]).lane_bits();
+                            vec_ty.map(|t| {
+                                let (lo, hi) = (
+                                    -(1i64 << (t.lane_bits() - 1)),
+                                    (1i64 << (t.lane_bits() - 1)) - 1,
+                                );
+                                Known::Lanes(
+                                    a.iter()
+                                        .chain(&b)
+                                        .map(|&x| {
+                                            trunc(sext(x, from).clamp(lo, hi) as u64, t.lane_bits())
+                                        })
+                                        .collect(),
+                                )
+                            })
                         }
                         (Some(Known::Lanes(a)), Some(Known::Lanes(b))) => vec_ty.and_then(|t| {
                             a.iter()
@@ -319,6 +356,104 @@ mod tests {
         func.dfg.inst_args_mut(splat)[0] = x;
         assert_eq!(fold_vector_constants(&mut func), 1, "only the zero splat");
         assert!(opcodes(&func).contains(&Opcode::Brif));
+    }
+
+    /// The lanes of the vector constant `v` defines, after folding.
+    fn const_lanes(func: &Function, v: Value) -> Vec<u64> {
+        let ir::ValueDef::Result(i, _) = func.dfg.value_def(v) else {
+            panic!("{v} is no instruction result");
+        };
+        let ir::InstructionData::UnaryConst {
+            opcode: Opcode::Vconst,
+            constant_handle,
+        } = func.dfg.insts[i]
+        else {
+            panic!("{v} was not folded: {:?}", func.dfg.insts[i]);
+        };
+        lanes_of(
+            func.dfg.constants.get(constant_handle).as_slice(),
+            func.dfg.value_type(v),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn packed_masks_fold_through_narrowing_and_widening() {
+        // Four i32x4 mask chunks packed into i8x16 (two levels of `snarrow`), ANDed
+        // with the complement of a constant, and unpacked again (`swiden_*`): each
+        // step's lanes, and the `vany_true` of the packed mask, are constants.
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.returns.push(AbiParam::new(types::I32));
+        let mut func = Function::with_name_signature(UserFuncName::user(0, 0), sig);
+        let mut fctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+        let [entry, yes, no] = [(); 3].map(|_| b.create_block());
+        b.switch_to_block(entry);
+        let ones = 0xffff_ffffu64;
+        let chunk_lanes = [
+            [ones, 0, 0, 0],
+            [0, 0, 0, 0],
+            [0, ones, 0, 0],
+            [0, 0, 0, ones],
+        ];
+        let chunks: Vec<Value> = chunk_lanes
+            .iter()
+            .map(|l| {
+                let h = b
+                    .func
+                    .dfg
+                    .constants
+                    .insert(ConstantData::from(bytes_of(l, 32)));
+                b.ins().vconst(types::I32X4, h)
+            })
+            .collect();
+        let lo = b.ins().snarrow(chunks[0], chunks[1]);
+        let hi = b.ins().snarrow(chunks[2], chunks[3]);
+        let packed = b.ins().snarrow(lo, hi);
+        let mut clear = [0u64; 16];
+        clear[0] = 0xff;
+        let h = b
+            .func
+            .dfg
+            .constants
+            .insert(ConstantData::from(bytes_of(&clear, 8)));
+        let clear = b.ins().vconst(types::I8X16, h);
+        let rest = b.ins().band_not(packed, clear);
+        let rest_hi = b.ins().swiden_high(rest);
+        let rest_c3 = b.ins().swiden_high(rest_hi);
+        let any = b.ins().vany_true(rest);
+        b.ins().brif(any, yes, &[], no, &[]);
+        b.switch_to_block(yes);
+        let one = b.ins().iconst(types::I32, 1);
+        b.ins().return_(&[one]);
+        b.switch_to_block(no);
+        let zero = b.ins().iconst(types::I32, 0);
+        b.ins().return_(&[zero]);
+        let flags = finish(b);
+        assert!(fold_vector_constants(&mut func) > 0);
+        cranecl_verify(&func, &flags);
+        let mut want = [0u64; 16];
+        for (k, l) in chunk_lanes.iter().enumerate() {
+            for (j, &x) in l.iter().enumerate() {
+                want[4 * k + j] = x & 0xff;
+            }
+        }
+        assert_eq!(const_lanes(&func, packed), want);
+        want[0] = 0;
+        assert_eq!(const_lanes(&func, rest), want);
+        assert_eq!(
+            const_lanes(&func, rest_hi),
+            [0, 0xffff, 0, 0, 0, 0, 0, 0xffff][..]
+        );
+        assert_eq!(const_lanes(&func, rest_c3), [0, 0, 0, ones][..]);
+        assert!(
+            !opcodes(&func).contains(&Opcode::Brif),
+            "the test is decided"
+        );
+    }
+
+    fn cranecl_verify(func: &Function, flags: &cranelift_codegen::settings::Flags) {
+        cranelift_codegen::verify_function(func, flags).expect("folded function verifies");
     }
 
     #[test]
