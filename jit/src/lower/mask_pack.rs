@@ -226,25 +226,3 @@ impl Tr<'_, '_> {
         }
     }
 }
-
-impl Tr<'_, '_> {
-    /// Whether `v` is an all-zero vector constant (a mask known empty).
-    pub(crate) fn is_zero_mask_const(&self, v: Value) -> bool {
-        let dfg = &self.b.func.dfg;
-        let Some(inst) = dfg.value_def(v).inst() else {
-            return false;
-        };
-        match dfg.insts[inst] {
-            cranelift_codegen::ir::InstructionData::UnaryConst {
-                opcode: cranelift_codegen::ir::Opcode::Vconst,
-                constant_handle,
-            } => dfg
-                .constants
-                .get(constant_handle)
-                .as_slice()
-                .iter()
-                .all(|b| *b == 0),
-            _ => false,
-        }
-    }
-}

@@ -268,22 +268,7 @@ fn bor_leaves(func: &Function, v: Value, chain: &[Inst]) -> Option<Vec<Value>> {
 
 /// Whether `v` is a vector constant of all zero bits.
 fn is_zero_vector(func: &Function, v: Value) -> bool {
-    let ir::ValueDef::Result(i, _) = func.dfg.value_def(v) else {
-        return false;
-    };
-    match func.dfg.insts[i] {
-        ir::InstructionData::UnaryConst {
-            opcode: Opcode::Vconst,
-            constant_handle,
-        } => func
-            .dfg
-            .constants
-            .get(constant_handle)
-            .as_slice()
-            .iter()
-            .all(|&b| b == 0),
-        _ => false,
-    }
+    super::value::vconst_of_byte(func, v, 0)
 }
 
 /// Whether the masks `vals` were tested non-empty (`true`) or empty (`false`) on every

@@ -106,6 +106,27 @@ pub struct Val {
     pub elems: std::rc::Rc<Vec<Elem>>,
 }
 
+/// Whether `v` is a `vconst` whose every byte is `byte` (all-ones or all-zero masks).
+pub(crate) fn vconst_of_byte(func: &ir::Function, v: Value, byte: u8) -> bool {
+    let dfg = &func.dfg;
+    let Some(inst) = dfg.value_def(v).inst() else {
+        return false;
+    };
+    match dfg.insts[inst] {
+        ir::InstructionData::UnaryConst {
+            opcode: ir::Opcode::Vconst,
+            constant_handle,
+        } => dfg
+            .constants
+            .get(constant_handle)
+            .as_slice()
+            .iter()
+            .all(|b| *b == byte),
+        _ => false,
+    }
+}
+
+/// Little-endian memory flags, which `bitcast` between vector types needs.
 pub(crate) fn little() -> ir::MemFlagsData {
     ir::MemFlagsData::new().with_endianness(ir::Endianness::Little)
 }
@@ -468,24 +489,12 @@ impl Tr<'_, '_> {
     /// Whether every chunk of `m` is the all-ones vector constant (a full mask known
     /// when the code is emitted).
     pub fn is_full_const(&self, m: &[Value]) -> bool {
-        let dfg = &self.b.func.dfg;
-        m.iter().all(|v| {
-            let Some(inst) = dfg.value_def(*v).inst() else {
-                return false;
-            };
-            match dfg.insts[inst] {
-                ir::InstructionData::UnaryConst {
-                    opcode: ir::Opcode::Vconst,
-                    constant_handle,
-                } => dfg
-                    .constants
-                    .get(constant_handle)
-                    .as_slice()
-                    .iter()
-                    .all(|b| *b == 0xff),
-                _ => false,
-            }
-        })
+        m.iter().all(|v| vconst_of_byte(self.b.func, *v, 0xff))
+    }
+
+    /// Whether `v` is an all-zero vector constant (a mask known empty).
+    pub(crate) fn is_zero_mask_const(&self, v: Value) -> bool {
+        vconst_of_byte(self.b.func, v, 0)
     }
 
     /// i8: some lane of `m` is set.
