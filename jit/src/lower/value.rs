@@ -443,7 +443,8 @@ impl Tr<'_, '_> {
         }
     }
 
-    // ---- masks: W/4 chunks of i32x4 ----
+    // ---- masks: W/4 chunks of i32x4 (worked on packed when an operand came from a
+    // packed mask: `mask_pack`) ----
 
     /// Lane-wise AND of two masks.
     pub fn mask_and(&mut self, a: &[Value], b: &[Value]) -> Vec<Value> {
