@@ -6,9 +6,11 @@
 //! equal ones. In a divergent loop (clbench `mandelbrot`) that leaves, across the
 //! header's "some lane leaves" branch, both the old mask and the condition (the
 //! mask of the lanes that stay is computed only in the block after it) and the
-//! products the exit test shares with the body (`zi * zi`): at width 16 that is
+//! products the exit test shares with the body (`zi * zi`): at width 16 that was
 //! eight vectors more than the registers hold, spilled and reloaded every
-//! iteration. So:
+//! iteration (with masks packed by `mask_pack` the two masks take two registers
+//! instead of eight; the recomputed products still pay, see
+//! [`RECOMPUTE_MIN_CARRIED`]). So:
 //! - *hoist*: a mask operation (`band`, `bor`, `bnot`) whose operands
 //!   are all available at the end of the block's immediate dominator in the same
 //!   loop, and one of which is used nowhere else after it, moves there (its
