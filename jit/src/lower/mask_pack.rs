@@ -53,13 +53,12 @@ fn packed_type(chunks: usize) -> Option<Type> {
 
 impl Tr<'_, '_> {
     /// Starts keeping masks packed (in the masked body), when the width has a packed
-    /// form; returns the packed type.
-    pub(crate) fn begin_packed_masks(&mut self) -> Option<Type> {
+    /// form.
+    pub(crate) fn begin_packed_masks(&mut self) {
         self.packed = PackedMasks {
             ty: packed_type((self.w / 4) as usize),
             ..Default::default()
         };
-        self.packed.ty
     }
 
     /// Stops keeping masks packed.
@@ -149,9 +148,11 @@ impl Tr<'_, '_> {
     /// The cells of one block's pending mask: one packed cell while masks are packed,
     /// else a cell per chunk.
     pub(crate) fn new_mask_cells(&mut self, cold: bool) -> Vec<Cell> {
-        let (ty, n) = match self.packed.ty {
-            Some(t) => (t, 1),
-            None => (types::I32X4, (self.w / 4) as usize),
+        let ty = self.mask_cell_type();
+        let n = if self.packed.ty.is_some() {
+            1
+        } else {
+            (self.w / 4) as usize
         };
         (0..n)
             .map(|_| {
@@ -164,9 +165,23 @@ impl Tr<'_, '_> {
             .collect()
     }
 
+    /// The type of the pending masks' cells: packed, or `i32x4` chunks.
+    fn mask_cell_type(&self) -> Type {
+        self.packed.ty.unwrap_or(types::I32X4)
+    }
+
+    /// Mask `m` (chunks) as the pending masks' cells hold it: packed, or as is.
+    fn in_cell_form(&mut self, m: &[Value]) -> Vec<Value> {
+        if self.packed.ty.is_some() {
+            vec![self.pack_mask(m)]
+        } else {
+            m.to_vec()
+        }
+    }
+
     /// The empty mask in the cells' form.
     pub(crate) fn mask_cell_zero(&mut self) -> Value {
-        let ty = self.packed.ty.unwrap_or(types::I32X4);
+        let ty = self.mask_cell_type();
         self.vconst_bytes(ty, vec![0; 16])
     }
 
@@ -192,23 +207,17 @@ impl Tr<'_, '_> {
 
     /// Sets a pending mask to the chunks `m`.
     pub(crate) fn write_mask_cells(&mut self, cells: &[Cell], m: &[Value]) {
-        if self.packed.ty.is_some() {
-            let p = self.pack_mask(m);
-            self.write_cell(cells[0], p);
-        } else {
-            for (c, v) in cells.iter().zip(m) {
-                self.write_cell(*c, *v);
-            }
+        for (c, v) in cells.iter().zip(self.in_cell_form(m)) {
+            self.write_cell(*c, v);
         }
     }
 
     /// ORs the lanes `em` (chunks) into a pending mask; `None`: every lane.
     pub(crate) fn or_into_mask_cells(&mut self, cells: &[Cell], em: Option<&[Value]>) {
-        let ty = self.packed.ty.unwrap_or(types::I32X4);
-        let parts: Vec<Option<Value>> = match (em, self.packed.ty) {
-            (None, _) => vec![None; cells.len()],
-            (Some(m), Some(_)) => vec![Some(self.pack_mask(m))],
-            (Some(m), None) => m.iter().map(|v| Some(*v)).collect(),
+        let ty = self.mask_cell_type();
+        let parts: Vec<Option<Value>> = match em {
+            None => vec![None; cells.len()],
+            Some(m) => self.in_cell_form(m).into_iter().map(Some).collect(),
         };
         for (cell, part) in cells.iter().zip(parts) {
             let new = match part {

@@ -58,11 +58,33 @@ fn inputs(
         .collect()
 }
 
+/// The one value among `vals` that `skip` does not exclude, if there is exactly one
+/// (repeats allowed).
+fn only_other(
+    vals: impl IntoIterator<Item = Value>,
+    skip: impl Fn(Value) -> bool,
+) -> Option<Value> {
+    let mut only = None;
+    for v in vals {
+        if skip(v) || only == Some(v) {
+            continue;
+        }
+        if only.is_some() {
+            return None;
+        }
+        only = Some(v);
+    }
+    only
+}
+
 /// Parameters that receive only each other and one value `v` from outside (a
 /// variable a loop never changes, passed from the header to the loop-end check and
 /// back: each parameter sees the other as a second input) all become `v`, a cycle
 /// at a time (strongly connected components of "receives", Braun et al.'s SSA
-/// construction, section 3.2). Returns whether any was found.
+/// construction, section 3.2). Returns whether any was found. The one-parameter
+/// rule in [`prune`] is not a special case of this: a parameter whose inputs are
+/// all one member of a bigger component (that has several inputs from outside)
+/// goes alone, while its component stays (clbench `reduce_wg` has eight such).
 fn prune_cycles(
     func: &ir::Function,
     edges: &HashMap<Block, Vec<Edge>>,
@@ -86,20 +108,8 @@ fn prune_cycles(
         if scc.len() < 2 {
             continue;
         }
-        let mut outside: Option<Value> = None;
-        let mut many = false;
-        for p in &scc {
-            for &v in &ins[p] {
-                if scc.contains(&v) || outside == Some(v) {
-                    continue;
-                }
-                if outside.is_some() {
-                    many = true;
-                }
-                outside = Some(v);
-            }
-        }
-        if let (false, Some(v)) = (many, outside) {
+        let all = scc.iter().flat_map(|p| ins[p].iter().copied());
+        if let Some(v) = only_other(all, |v| scc.contains(&v)) {
             for p in scc {
                 repl.insert(p, v);
             }
@@ -208,33 +218,10 @@ pub(crate) fn prune(func: &mut ir::Function) {
                 if repl.contains_key(&p) {
                     continue;
                 }
-                let mut only: Option<Value> = None;
-                let mut many = false;
-                for e in &edges[&b] {
-                    let dfg = &func.dfg;
-                    let call = dfg.insts[e.inst]
-                        .branch_destination(&dfg.jump_tables, &dfg.exception_tables)[e.index];
-                    let arg = call.args(&dfg.value_lists).nth(i);
-                    let v = match arg {
-                        Some(BlockArg::Value(v)) => resolve(&repl, dfg.resolve_aliases(v)),
-                        _ => {
-                            many = true;
-                            break;
-                        }
-                    };
-                    if v == p {
-                        continue;
-                    }
-                    match only {
-                        None => only = Some(v),
-                        Some(o) if o == v => {}
-                        Some(_) => {
-                            many = true;
-                            break;
-                        }
-                    }
-                }
-                if let (false, Some(v)) = (many, only) {
+                let Some(vals) = inputs(func, &repl, &edges[&b], i) else {
+                    continue;
+                };
+                if let Some(v) = only_other(vals, |v| v == p) {
                     repl.insert(p, v);
                     changed = true;
                 }
